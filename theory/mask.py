@@ -1,0 +1,87 @@
+"""The mask type and its validation.
+
+A mask is an ``n x n`` boolean numpy array ``M`` with ``M[q, k] = True`` iff query
+``q`` may attend key ``k`` (FlexAttention's ``mask_mod`` and SDPA's boolean
+``attn_mask`` convention). Information flows ``k -> q``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from theory.errors import InputError
+
+
+@dataclass(frozen=True)
+class NamedMask:
+    """A mask with a readable name for each position.
+
+    ``names[p]`` labels position ``p`` in pictures and tables (``"F3"`` for the
+    forward stream of Butterfly, ``"Q1"`` for a query position); plain masks use
+    ``"0" .. "n-1"``. ``spec`` records where the mask came from.
+    """
+
+    matrix: np.ndarray  # (n, n) bool, M[q, k]
+    names: tuple[str, ...]
+    spec: str
+
+    @property
+    def n(self) -> int:
+        return self.matrix.shape[0]
+
+
+def default_names(n: int) -> tuple[str, ...]:
+    return tuple(str(i) for i in range(n))
+
+
+def as_mask(values, source: str = "mask") -> np.ndarray:
+    """Validate ``values`` as a mask and return it as a C-contiguous bool array.
+
+    Accepts anything numpy can turn into a 2-D array of 0/1 or booleans.
+
+    >>> as_mask([[1, 0], [1, 1]]).tolist()
+    [[True, False], [True, True]]
+    >>> as_mask([[1, 2], [0, 1]])
+    Traceback (most recent call last):
+    ...
+    theory.errors.InputError: mask: values must be 0/1 or true/false, found 2 at [0, 1]
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise InputError(f"not a rectangular array ({exc})", source) from None
+    if arr.dtype == object:
+        raise InputError("rows have different lengths or hold non-numbers", source)
+    if arr.ndim != 2:
+        raise InputError(f"a mask must be 2-D, got {arr.ndim}-D with shape {arr.shape}", source)
+    if arr.shape[0] != arr.shape[1]:
+        raise InputError(f"a mask must be square, got shape {arr.shape[0]} x {arr.shape[1]}", source)
+    if arr.shape[0] == 0:
+        raise InputError("empty mask (n = 0)", source)
+    if arr.dtype == bool:
+        return np.ascontiguousarray(arr)
+    if not (np.issubdtype(arr.dtype, np.number)):
+        raise InputError(f"values must be 0/1 or true/false, got dtype {arr.dtype}", source)
+    if np.issubdtype(arr.dtype, np.floating) and np.isnan(arr).any():
+        q, k = np.argwhere(np.isnan(arr))[0]
+        raise InputError(f"NaN at [{q}, {k}]", source)
+    bad = (arr != 0) & (arr != 1)
+    if bad.any():
+        q, k = np.argwhere(bad)[0]
+        value = arr[q, k].item()
+        raise InputError(f"values must be 0/1 or true/false, found {value:g} at [{q}, {k}]", source)
+    return np.ascontiguousarray(arr == 1)
+
+
+def grid(rule: Callable, n: int) -> np.ndarray:
+    """Evaluate ``rule(q, k)`` on the ``n x n`` index grid (numpy broadcasting).
+
+    >>> grid(lambda q, k: k <= q, 3).astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    q = np.arange(n)[:, None]
+    k = np.arange(n)[None, :]
+    return np.ascontiguousarray(np.broadcast_to(np.asarray(rule(q, k), dtype=bool), (n, n)))
