@@ -1,7 +1,8 @@
 """The whole pipeline for one mask: ``mask_to_analysis``.
 
-Strings the engine together: dependency -> classes and Hasse diagram -> depth,
-density, empty rows, and (optionally) the reachability at a given depth.
+Strings the engine together: limit order (classes, Hasse diagram, density,
+depth) -> empty rows -> the no-residual power cycle when asked -> the
+reachability at a given depth when asked.
 """
 
 from __future__ import annotations
@@ -9,6 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
+from theory.errors import InputError
+from theory.mask import as_mask, default_names
+from theory.order import LimitOrder, mask_to_order
+from theory.reach import PowerCycle, power_cycle, reach
 
 
 @dataclass(frozen=True)
@@ -29,3 +35,82 @@ class MaskAnalysis:
     reachability: np.ndarray | None  # (n, n) bool R(L) when layers is given
     mask: np.ndarray  # (n, n) bool, the mask analysed
     names: tuple[str, ...]  # label per position
+
+
+def empty_rows(mask: np.ndarray) -> tuple[int, ...]:
+    """Queries whose row is all false, diagonal included: they attend no key at all.
+
+    >>> empty_rows(np.array([[0, 0], [1, 1]], dtype=bool))
+    (0,)
+    """
+    return tuple(int(q) for q in np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1)))
+
+
+def no_residual_cycle(mask: np.ndarray, order: LimitOrder) -> PowerCycle:
+    """Pre-period and period of ``M, M^2, ...`` without the residual.
+
+    When every position attends itself, ``M = I or M`` and the powers settle at
+    the convergence depth; otherwise the powers are iterated (Brent).
+    """
+    if np.diag(mask).all():
+        return PowerCycle(order.convergence_depth, 1)
+    return power_cycle(mask)
+
+
+def mask_to_analysis(
+    mask: np.ndarray,
+    *,
+    residual: bool = True,
+    layers: int | None = None,
+    names: tuple[str, ...] | None = None,
+) -> MaskAnalysis:
+    """Analyse one mask: the limit order, depth, density, empty rows, and ``R(L)`` if ``layers`` is given.
+
+    Without the residual the classes and Hasse diagram are still those of the
+    mask's reflexive–transitive closure; the depth is the pre-period when the
+    powers settle (period 1) and ``None`` otherwise.
+
+    >>> a = mask_to_analysis(np.tril(np.ones((3, 3), dtype=bool)))
+    >>> a.convergence_depth, a.classes, a.hasse_edges, a.dense, a.height
+    (1, ((0,), (1,), (2,)), ((0, 1), (1, 2)), True, 3)
+    >>> swap = mask_to_analysis(np.array([[0, 1], [1, 0]], dtype=bool), residual=False)
+    >>> swap.convergence_depth, swap.preperiod, swap.period
+    (None, 0, 2)
+    """
+    mask = as_mask(mask)
+    n = mask.shape[0]
+    if names is None:
+        names = default_names(n)
+    elif len(names) != n:
+        raise InputError(f"{len(names)} position names for a mask of size {n}")
+    if layers is not None and layers < 0:
+        raise InputError(f"--layers must be >= 0, got {layers}")
+    order = mask_to_order(mask)
+    depth: int | None = order.convergence_depth
+    preperiod = period = None
+    if not residual:
+        cycle = no_residual_cycle(mask, order)
+        preperiod, period = cycle.preperiod, cycle.period
+        depth = cycle.preperiod if cycle.settles else None
+    reachability = None
+    if layers is not None:
+        if residual and depth is not None and layers >= depth:
+            reachability = order.closure()
+        else:
+            reachability = reach(mask, layers, residual=residual)
+    return MaskAnalysis(
+        n=n,
+        residual=residual,
+        convergence_depth=depth,
+        preperiod=preperiod,
+        period=period,
+        classes=order.classes,
+        hasse_edges=order.hasse_edges,
+        dense=order.dense,
+        height=order.height,
+        empty_rows=empty_rows(mask),
+        layers=layers,
+        reachability=reachability,
+        mask=mask,
+        names=tuple(names),
+    )

@@ -1,0 +1,207 @@
+"""Per-layer dependency, depth-L reachability, hop distances and power periods.
+
+Definitions (design.md §2). One layer with the residual connection makes output
+``q`` depend on input ``k`` iff ``A[q, k]`` with ``A = I or M`` (several heads:
+``A = I or M_1 or ... or M_h``). Depth ``L``: ``R(L) = A_L ... A_1`` in Boolean
+arithmetic, ``R(0) = I``. Without the residual (the negative control) ``A = M``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from theory.bitset import neighbour_lists, pack_rows, unpack_rows
+from theory.errors import InputError
+from theory.mask import as_mask
+
+
+def dependency(*masks: np.ndarray, residual: bool = True) -> np.ndarray:
+    """One layer's dependency matrix ``A = I or M_1 or ... or M_h`` (``I`` only with the residual).
+
+    >>> dependency(np.array([[0, 1], [0, 0]], dtype=bool)).astype(int).tolist()
+    [[1, 1], [0, 1]]
+    >>> dependency([[0, 1], [0, 0]], [[0, 0], [1, 0]], residual=False).astype(int).tolist()
+    [[0, 1], [1, 0]]
+    """
+    if not masks:
+        raise InputError("dependency() needs at least one mask (one per head)")
+    heads = [as_mask(m) for m in masks]
+    n = heads[0].shape[0]
+    if any(h.shape != (n, n) for h in heads):
+        raise InputError("all heads of a layer must have the same size")
+    out = np.logical_or.reduce(heads) if len(heads) > 1 else heads[0].copy()
+    if residual:
+        np.fill_diagonal(out, True)
+    return out
+
+
+def _step(rows: list[int], lists: list[np.ndarray], keep_self: bool) -> list[int]:
+    """One Boolean product ``A @ R`` on bitset rows; ``lists[q]`` are the off-diagonal keys of q."""
+    out = []
+    for q, ks in enumerate(lists):
+        acc = rows[q] if keep_self else 0
+        for k in ks.tolist():
+            acc |= rows[k]
+        out.append(acc)
+    return out
+
+
+def reach(layers: np.ndarray | Sequence[np.ndarray], depth: int, *, residual: bool = True) -> np.ndarray:
+    """``R(L)``: ``R[q, k]`` iff output ``q`` of an ``L``-layer stack depends on input ``k``.
+
+    ``layers`` is one mask used at every layer, or a list of ``L`` masks (first
+    layer first; then ``depth`` must equal its length).
+
+    >>> causal = np.tril(np.ones((3, 3), dtype=bool))
+    >>> reach(causal, 0).astype(int).tolist()
+    [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    >>> swap = np.array([[0, 1], [1, 0]], dtype=bool)
+    >>> reach(swap, 3, residual=False).astype(int).tolist()
+    [[0, 1], [1, 0]]
+
+    Notes: bitset rows; each layer costs one OR per attention edge.
+    """
+    if depth < 0:
+        raise InputError(f"depth must be >= 0, got {depth}")
+    if np.ndim(layers) == 2:
+        single = as_mask(layers)
+        n, masks = single.shape[0], [single] * depth
+    else:
+        masks = [as_mask(m) for m in layers]
+        if len(masks) != depth or not masks:
+            raise InputError(f"got {len(masks)} layer masks for depth {depth}")
+        n = masks[0].shape[0]
+        if any(m.shape != (n, n) for m in masks):
+            raise InputError("all layer masks must have the same size")
+    rows = [1 << q for q in range(n)]
+    cache: dict[int, tuple[list[np.ndarray], list[int]]] = {}
+    for m in masks:
+        if id(m) not in cache:
+            diag = [q for q in range(n) if m[q, q]]
+            cache[id(m)] = (neighbour_lists(m), diag)
+        lists, diag = cache[id(m)]
+        new = _step(rows, lists, keep_self=residual)
+        if not residual:
+            for q in diag:
+                new[q] |= rows[q]
+        rows = new
+    return unpack_rows(rows, n)
+
+
+@dataclass(frozen=True)
+class Levels:
+    """Result of level-synchronous propagation under the residual (``A = I or M``)."""
+
+    depth: int  # L* = min{L : R(L) = R(L+1)}
+    closure: list[int]  # bitset rows of R* = R(L*)
+
+
+def propagate(mask: np.ndarray, *, max_depth: int | None = None, distances: np.ndarray | None = None) -> Levels:
+    """Grow ``R(L)`` level by level until it stops changing (or ``max_depth``).
+
+    Uses frontiers: ``R(L+1)[q] = R(L)[q] or OR_{k attended by q} (R(L)[k] - R(L-1)[k])``,
+    so each level only pushes what is new. When ``distances`` (an ``(n, n)`` int
+    array filled with -1) is given, the level at which each pair appears is written
+    into it: that is the hop distance.
+    """
+    mask = as_mask(mask)
+    n = mask.shape[0]
+    succ = neighbour_lists(np.ascontiguousarray(mask.T))  # succ[k]: queries attending k
+    rows = [1 << q for q in range(n)]
+    frontier = dict(enumerate(rows))
+    if distances is not None:
+        np.fill_diagonal(distances, 0)
+    level = 0
+    while frontier and (max_depth is None or level < max_depth):
+        incoming: dict[int, int] = {}
+        for k, f in frontier.items():
+            for q in succ[k].tolist():
+                incoming[q] = incoming.get(q, 0) | f
+        frontier = {}
+        for q, f in incoming.items():
+            f &= ~rows[q]
+            if f:
+                rows[q] |= f
+                frontier[q] = f
+        if frontier:
+            level += 1
+            if distances is not None:
+                for q, f in frontier.items():
+                    distances[q, unpack_rows([f], n)[0]] = level
+    return Levels(level, rows)
+
+
+def hop_distances(mask: np.ndarray) -> np.ndarray:
+    """``D[q, k] = dist(k, q)``: fewest attention edges on a path ``k -> q``; -1 if none.
+
+    ``dist(q, q) = 0``; the diagonal of the mask plays no role.
+
+    >>> hop_distances(np.tril(np.ones((3, 3), dtype=bool)) ^ np.tri(3, k=-2, dtype=bool)).tolist()
+    [[0, -1, -1], [1, 0, -1], [2, 1, 0]]
+    """
+    mask = as_mask(mask)
+    n = mask.shape[0]
+    dist = np.full((n, n), -1, dtype=np.int32)
+    propagate(mask, distances=dist)
+    return dist
+
+
+@dataclass(frozen=True)
+class PowerCycle:
+    """The eventually periodic sequence ``A^L`` (``L = 0, 1, ...``): ``A^(preperiod+period) = A^preperiod``."""
+
+    preperiod: int
+    period: int
+
+    @property
+    def settles(self) -> bool:
+        """True iff the powers reach a limit (period 1); the limit is then ``A^preperiod``."""
+        return self.period == 1
+
+
+def power_cycle(matrix: np.ndarray, *, max_steps: int = 1_000_000) -> PowerCycle:
+    """Pre-period and period of the Boolean powers ``I, A, A^2, ...`` of ``matrix`` (taken as is).
+
+    With the residual (``A = I or M``) the period is always 1; without it
+    (``A = M``) it can be larger: the 2x2 swap has period 2.
+
+    >>> power_cycle(np.array([[0, 1], [1, 0]], dtype=bool))
+    PowerCycle(preperiod=0, period=2)
+    >>> power_cycle(np.array([[0, 0], [1, 0]], dtype=bool))
+    PowerCycle(preperiod=2, period=1)
+
+    Notes: Brent's cycle detection, so only three powers are held at a time;
+    about ``2 (preperiod + period)`` Boolean products. Raises ``InputError`` when
+    no repeat shows within ``max_steps`` products.
+    """
+    a = as_mask(matrix)
+    n = a.shape[0]
+    lists = [np.flatnonzero(a[q]) for q in range(n)]
+    steps = 0
+
+    def advance(rows: list[int]) -> list[int]:
+        nonlocal steps
+        steps += 1
+        if steps > max_steps:
+            raise InputError(f"no repeat among the first {max_steps} powers; pre-period and period unknown")
+        return _step(rows, lists, keep_self=False)
+
+    start = [1 << q for q in range(n)]
+    power, period = 1, 1
+    tortoise, hare = start, advance(start)
+    while tortoise != hare:
+        if power == period:
+            tortoise, power, period = hare, power * 2, 0
+        hare = advance(hare)
+        period += 1
+    tortoise = hare = start
+    for _ in range(period):
+        hare = advance(hare)
+    preperiod = 0
+    while tortoise != hare:
+        tortoise, hare = advance(tortoise), advance(hare)
+        preperiod += 1
+    return PowerCycle(preperiod, period)
