@@ -1,0 +1,125 @@
+"""Engine vs the networkx pipeline on the four masks of issue 2, in one run.
+
+For each mask family and size n (the number of positions), time
+
+* the kit: ``theory.order.mask_to_order`` (classes, closure, Hasse diagram,
+  density, convergence depth), and
+* the baseline: the networkx pipeline of ``theory.reference`` (condensation +
+  transitive_reduction + all-pairs BFS hop distances),
+
+and print a table with the ratio. The baseline runs in a child process that is
+killed after ``--baseline-timeout`` seconds (60 by default); once it times out for
+a family, larger sizes are skipped and the ratio is reported as a lower bound.
+
+    python -m benchmarks.bench_engine                 # n = 256 1024 4096 8192
+    python -m benchmarks.bench_engine --sizes 256 1024 --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+
+from theory.catalog import build_mask
+from theory.order import mask_to_order
+
+
+def spec_for(family: str, n: int) -> str:
+    """A spec of the family with about ``n`` positions."""
+    if family == "causal":
+        return f"causal:n={n}"
+    if family == "sliding_window":
+        return f"sliding_window:n={n},w=8"
+    if family == "block_two_stream":  # 2t - l positions, l = 16 divides t
+        block = 16
+        tokens = max(block, (n + block) // 2 // block * block)
+        return f"block_two_stream:n={tokens},block={block}"
+    if family == "butterfly":  # 3t - 2 positions
+        return f"butterfly:n={(n + 2) // 3}"
+    raise ValueError(family)
+
+
+FAMILIES = ("causal", "sliding_window", "block_two_stream", "butterfly")
+
+
+def _baseline_child(spec: str, queue) -> None:
+    from theory.reference import reference_order
+
+    mask = build_mask(spec).matrix
+    start = time.perf_counter()
+    ref = reference_order(mask)
+    queue.put((time.perf_counter() - start, ref.convergence_depth, len(ref.classes)))
+
+
+def time_baseline(spec: str, timeout: float):
+    """(seconds, depth, classes) of the networkx pipeline, or None if it ran past ``timeout``."""
+    ctx = mp.get_context("fork")
+    queue = ctx.Queue()
+    proc = ctx.Process(target=_baseline_child, args=(spec, queue))
+    proc.start()
+    proc.join(timeout)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+        return None
+    return queue.get() if not queue.empty() else None
+
+
+def time_kit(spec: str, repeats: int = 1):
+    mask = build_mask(spec).matrix
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        order = mask_to_order(mask)
+        best = min(best, time.perf_counter() - start)
+    return best, order.convergence_depth, len(order.classes), mask.shape[0]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096, 8192])
+    parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
+    parser.add_argument("--baseline-timeout", type=float, default=60.0)
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    args = parser.parse_args(argv)
+
+    rows = []
+    header = f"{'mask':<34} {'n':>6} {'L*':>5} {'kit s':>8} {'networkx s':>11} {'ratio':>9}"
+    print(header)
+    print("-" * len(header))
+    for family in args.families:
+        baseline_alive = True
+        for n in args.sizes:
+            spec = spec_for(family, n)
+            print(f"  running {spec} ...", file=sys.stderr, flush=True)
+            kit_s, depth, classes, positions = time_kit(spec, repeats=3 if n <= 1024 else 1)
+            base = time_baseline(spec, args.baseline_timeout) if baseline_alive else None
+            if base is None:
+                skipped = not baseline_alive
+                baseline_alive = False
+                base_text = "skipped" if skipped else f">{args.baseline_timeout:.0f}"
+                ratio = None if skipped else args.baseline_timeout / kit_s
+                ratio_text = "" if skipped else f">{ratio:.0f}x"
+                base_s = None
+            else:
+                base_s, base_depth, base_classes = base
+                if (base_depth, base_classes) != (depth, classes):
+                    print(f"MISMATCH on {spec}: kit depth {depth}/{classes} classes, "
+                          f"networkx {base_depth}/{base_classes}", file=sys.stderr)
+                    return 1
+                ratio = base_s / kit_s
+                base_text, ratio_text = f"{base_s:.3f}", f"{ratio:.0f}x"
+            print(f"{spec:<34} {positions:>6} {depth:>5} {kit_s:>8.3f} {base_text:>11} {ratio_text:>9}", flush=True)
+            rows.append({"spec": spec, "positions": positions, "depth": depth, "kit_seconds": kit_s,
+                         "networkx_seconds": base_s, "ratio": ratio, "ratio_is_lower_bound": base_s is None})
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+from hasse.cli import main
+
+raise SystemExit(main())

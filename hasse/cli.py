@@ -1,0 +1,82 @@
+"""``hasse`` command line: parse, call the library, print.
+
+Exit status (design.md §7): 0 the property holds / the command succeeded;
+1 a violation was found; 2 bad input or usage (one line on stderr naming the
+source and the problem); 3 inconclusive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from theory.errors import InputError
+
+EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
+
+DESCRIPTION = """\
+Formal verification kit for Transformer attention masks.
+
+A mask M is an n x n 0/1 matrix with M[q, k] = 1 iff query q may attend key k
+(FlexAttention / SDPA convention; positions are 0-based). With the residual
+connection, information flows k -> q one hop per layer; in the limit it forms a
+preorder whose classes and Hasse diagram this tool computes.
+"""
+
+EPILOG = """\
+MASK can be:
+  a built-in spec      butterfly:n=4   block_two_stream:n=8,block=2   (see `hasse catalog`)
+  a file               mask.npy   mask.txt / mask.csv (rows of 0/1)   mask.json (a "mask" field)
+  a mask_mod           my_masks.py:causal --n 16   (FlexAttention-style mask_mod(b, h, q_idx, kv_idx))
+
+examples:
+  hasse demo                                   the built-in tour, no input needed
+  hasse catalog                                every built-in mask and its parameters
+  hasse analyze butterfly:n=4                  depth, classes, Hasse diagram
+  hasse analyze causal:n=6 --layers 2 --json   machine-readable, with R(2)
+  hasse analyze swap.txt --no-residual         negative control: powers may never settle
+  hasse analyze sliding_window:n=32,w=4 --png window.png --dot window.dot
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # usage errors: exit 2, one line
+        self.print_usage(sys.stderr)
+        print(f"hasse: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_BAD_INPUT)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from hasse import cmd_analyze, cmd_catalog, cmd_demo
+
+    parser = _Parser(
+        prog="hasse",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from hasse import __version__
+
+    parser.add_argument("--version", action="version", version=f"hasse {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for module in (cmd_analyze, cmd_catalog, cmd_demo):
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "run", None):
+        parser.print_help()
+        return EXIT_BAD_INPUT
+    try:
+        return int(args.run(args))
+    except InputError as exc:
+        print(f"hasse: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("hasse: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
