@@ -1,0 +1,46 @@
+"""``hasse catalog``: every built-in entry with its parameters and one line."""
+
+from __future__ import annotations
+
+import argparse
+
+from hasse.output import print_json
+
+HELP = "list the built-in masks and their parameters"
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "catalog", help=HELP, description="List every built-in entry: its spec pattern, what it is, and its "
+        "parameters. Use the spec wherever a MASK is expected, e.g. `hasse analyze butterfly:n=4`.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--verbose", "-v", action="store_true", help="also explain each parameter")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from theory.catalog import entries
+
+    items = entries()
+    if args.json:
+        print_json({"entries": [
+            {"name": e.name, "kind": e.kind, "usage": e.usage(), "summary": e.summary,
+             "params": [{"name": p.name, "kind": p.kind, "default": p.default, "required": p.required,
+                         "help": p.help, "choices": list(p.choices)} for p in e.params]}
+            for e in items]})
+        return 0
+    by_kind: dict[str, list] = {}
+    for e in items:
+        by_kind.setdefault(e.kind, []).append(e)
+    for kind, group in by_kind.items():
+        print(f"{kind}s:" if len(by_kind) > 1 else f"built-in {kind}s (use the pattern as MASK):")
+        width = max(len(e.usage()) for e in group)
+        for e in group:
+            print(f"  {e.usage():<{width}}  {e.summary}")
+            if args.verbose:
+                for p in e.params:
+                    default = "required" if p.required else f"default {p.default}"
+                    print(f"  {'':<{width}}    {p.name}: {p.help} ({default})")
+    return 0
