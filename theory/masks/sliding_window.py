@@ -1,0 +1,118 @@
+"""Causal sliding-window attention, in both of the conventions libraries use.
+
+The kit's convention, ``sliding_window:n=N,w=W``: a query attends ``w`` keys, itself
+included, ``q - w < k <= q``. Other libraries bound the *distance* instead,
+``0 <= q - k <= d``, which gives ``d + 1`` keys; that one is
+``sliding_window_distance:n=N,d=D``. The two agree when ``d = w - 1``. The
+off-by-one between them is a real source of bugs (ml-explore/mlx-lm#390), so the
+kit accepts both, by distinct names.
+"""
+
+from __future__ import annotations
+
+from theory.mask import NamedMask, grid  # grid: used by the examples
+from theory.masks._common import (
+    name_rule,
+    named_mask,
+    require_non_negative,
+    require_positive,
+    to_text,
+)
+
+
+def make_sliding_window(w: int):
+    """Return the rule ``q - w < k <= q``: ``w`` keys, the query itself included.
+
+    The rule is named ``sliding_window_w<w>``. ``w = 1`` is self-attention only;
+    ``w >= n`` is causal attention.
+
+    Raises
+    ------
+    InputError
+        ``w`` is not a positive integer.
+
+    Examples
+    --------
+    >>> rule = make_sliding_window(2)
+    >>> rule.__name__
+    'sliding_window_w2'
+    >>> grid(rule, 4).astype(int).tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    """
+    w = require_positive("w", w)
+
+    def rule(q, k):
+        return (q - w < k) & (k <= q)
+
+    return name_rule(rule, f"sliding_window_w{w}")
+
+
+def make_sliding_window_distance(d: int):
+    """Return the rule ``0 <= q - k <= d``: ``d + 1`` keys, the query itself included.
+
+    This is the distance convention of other libraries; it equals
+    ``make_sliding_window(d + 1)``. The rule is named ``sliding_window_distance_d<d>``.
+
+    Raises
+    ------
+    InputError
+        ``d`` is not a non-negative integer.
+
+    Examples
+    --------
+    >>> grid(make_sliding_window_distance(1), 4).astype(int).tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0], [0, 0, 1, 1]]
+    """
+    d = require_non_negative("d", d)
+
+    def rule(q, k):
+        gap = q - k
+        return (0 <= gap) & (gap <= d)
+
+    return name_rule(rule, f"sliding_window_distance_d{d}")
+
+
+def build(n: int, w: int) -> NamedMask:
+    """The sliding window of ``w`` keys on ``n`` positions: ``M[q, k] = q - w < k <= q``.
+
+    Raises
+    ------
+    InputError
+        ``n`` or ``w`` is not a positive integer.
+
+    Examples
+    --------
+    >>> build(3, 2).matrix.astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
+    """
+    n = require_positive("n", n)
+    rule = make_sliding_window(w)
+    return named_mask(rule, n, f"sliding_window:n={n},w={int(w)}")
+
+
+def build_distance(n: int, d: int) -> NamedMask:
+    """The sliding window of distance ``d`` on ``n`` positions: ``M[q, k] = 0 <= q - k <= d``.
+
+    Raises
+    ------
+    InputError
+        ``n`` is not a positive integer or ``d`` is negative.
+
+    Examples
+    --------
+    >>> build_distance(3, 2).matrix.astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    n = require_positive("n", n)
+    rule = make_sliding_window_distance(d)
+    return named_mask(rule, n, f"sliding_window_distance:n={n},d={int(d)}")
+
+
+def main() -> None:
+    print(to_text(build(4, 2)))
+    print()
+    print(to_text(build_distance(4, 2)))
+
+
+if __name__ == "__main__":
+    main()
