@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.bitset import neighbour_lists, pack_rows, unpack_rows
+from theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
 from theory.mask import as_mask
 from theory.reach import propagate
 
@@ -43,21 +43,27 @@ class LimitOrder:
     which, among the classes available next, the one with the smallest member
     comes first; members ascend). ``hasse_edges`` are ``(lower, upper)`` class
     indices, sorted. ``closure_rows[c]`` is the bitset of positions upstream of
-    class ``c`` (in original position numbering).
+    class ``c``, in the engine's internal numbering ``perm`` (use :meth:`closure`).
     """
 
     n: int
     classes: tuple[tuple[int, ...], ...]
     class_of: np.ndarray  # (n,) canonical class index of each position
     hasse_edges: tuple[tuple[int, int], ...]
-    closure_rows: tuple[int, ...]  # per class, bit k set iff k is upstream (R*[q, k] for q in class)
+    closure_rows: tuple[int, ...]  # per class: bit i set iff position perm[i] is upstream of the class
+    perm: np.ndarray | None  # bit numbering of closure_rows: bit i is position perm[i] (None: identity)
     dense: bool
     convergence_depth: int
     height: int
 
     def closure(self) -> np.ndarray:
-        """``R*`` as an ``(n, n)`` bool array."""
-        return unpack_rows([self.closure_rows[c] for c in self.class_of.tolist()], self.n)
+        """``R*`` as an ``(n, n)`` bool array: ``R*[q, k]`` iff ``k`` is upstream of ``q``."""
+        rows = unpack_rows([self.closure_rows[c] for c in self.class_of.tolist()], self.n)
+        if self.perm is None:
+            return rows
+        out = np.empty_like(rows)
+        out[:, self.perm] = rows
+        return out
 
 
 def strongly_connected(pred: list[int], succ: list[int]) -> list[list[int]]:
@@ -176,16 +182,20 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
     mask = as_mask(mask)
     n = mask.shape[0]
     pred = pack_rows(mask)
-    succ = pack_rows(mask.T)
-    topo_classes = strongly_connected(pred, succ)
+    if all(row >> (q + 1) == 0 for q, row in enumerate(pred)):
+        # Lower-triangular (causal-like): every class is one position, index order is topological.
+        topo_classes = [[v] for v in range(n)]
+    else:
+        topo_classes = strongly_connected(pred, pack_rows(transpose(mask)))
 
     # Renumber positions so every class is a contiguous block, blocks in topological order.
     perm = np.fromiter((v for c in topo_classes for v in c), dtype=np.int64, count=n)
+    identity = bool((perm == np.arange(n)).all())
     sizes = [len(c) for c in topo_classes]
     starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
     class_at = np.repeat(np.arange(len(sizes)), sizes).tolist()  # topo class of new index
-    mask_topo = mask[np.ix_(perm, perm)]
-    pred_topo = pack_rows(mask_topo)
+    mask_topo = mask if identity else mask[np.ix_(perm, perm)]
+    pred_topo = pred if identity else pack_rows(mask_topo)
 
     closure: list[int] = []
     lower: list[list[int]] = []
@@ -216,10 +226,7 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
     for i, members in enumerate(classes):
         class_of[list(members)] = i
     edges = tuple(sorted((rank[b], rank[c]) for c in range(len(order)) for b in lower[c]))
-    back = np.empty(n, dtype=np.int64)
-    back[perm] = np.arange(n)  # new index of each original position
-    closure_orig = unpack_rows([closure[c] for c in order], n)[:, back]
-    closure_rows = tuple(pack_rows(closure_orig))
+    closure_rows = tuple(closure[c] for c in order)
 
     levels = [1] * len(order)
     for c in range(len(topo_classes)):  # topological order
@@ -228,10 +235,9 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
     height = max(levels)
 
     if dense:
-        off_diagonal = bool(mask.any()) and not np.array_equal(mask, np.diag(np.diag(mask)))
-        depth = 1 if off_diagonal else 0
+        depth = 1 if np.count_nonzero(mask) > np.count_nonzero(np.diagonal(mask)) else 0
     elif len(topo_classes) == n:
         depth = _acyclic_depth(mask_topo)
     else:
         depth = propagate(mask).depth
-    return LimitOrder(n, classes, class_of, edges, closure_rows, dense, depth, height)
+    return LimitOrder(n, classes, class_of, edges, closure_rows, None if identity else perm, dense, depth, height)

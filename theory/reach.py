@@ -13,7 +13,7 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.bitset import neighbour_lists, pack_rows, unpack_rows
+from theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
 from theory.errors import InputError
 from theory.mask import as_mask
 
@@ -109,7 +109,7 @@ def propagate(mask: np.ndarray, *, max_depth: int | None = None, distances: np.n
     """
     mask = as_mask(mask)
     n = mask.shape[0]
-    succ = neighbour_lists(np.ascontiguousarray(mask.T))  # succ[k]: queries attending k
+    succ = neighbour_lists(transpose(mask))  # succ[k]: queries attending k
     rows = [1 << q for q in range(n)]
     frontier = dict(enumerate(rows))
     if distances is not None:
