@@ -18,5 +18,4 @@ def load(source: str, n: int | None = None) -> NamedMask:
     """Load a mask the way every command reads its MASK argument."""
     from theory.io import load_mask
 
-    fallback = torch_fallback() if ".py:" in source else None
-    return load_mask(source, n=n, fallback=fallback)
+    return load_mask(source, n=n, fallback=torch_fallback())
