@@ -180,6 +180,7 @@ def test_bad_mask_mods(capsys, tmp_path):
         (["analyze", "nosuchmask:n=3"], "unknown"),
         (["analyze", "causal:n=0"], "n"),
         (["analyze", "block_causal:n=5,block=2"], "divide"),
+        (["analyze", "causal:n=10000000"], "GB"),
         (["analyze", "missing_file.npy"], "missing_file.npy"),
         (["analyze", "causal:n=3", "--layers", "-1"], "layers"),
         (["analyze"], "MASK"),
