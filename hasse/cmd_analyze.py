@@ -77,7 +77,7 @@ def run(args) -> int:
     if args.png:
         from hasse.draw import draw_analysis
 
-        draw_analysis(analysis, args.png)
+        draw_analysis(analysis, args.png, title=named.spec)
     if args.json:
         print_json(analysis_json(analysis))
     elif args.dot != "-":
