@@ -16,6 +16,7 @@ import pytest
 
 import hasse.dot
 import hasse.draw
+import hasse.layout
 import hasse.render_text
 from hasse.dot import to_dot
 from hasse.draw import count_crossings, draw_analysis, draw_mask, layered_layout, longest_chain_layers
@@ -332,7 +333,7 @@ def test_catalog_masks_render(tmp_path, spec):
     assert png_size(tmp_path / "x.png")[0] > 0
 
 
-@pytest.mark.parametrize("module", [hasse.render_text, hasse.dot, hasse.draw])
+@pytest.mark.parametrize("module", [hasse.render_text, hasse.dot, hasse.draw, hasse.layout])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0

@@ -10,7 +10,7 @@ A MASK (design §7) is one of
   0/1 rows, or a string that is a built-in spec or a path relative to the JSON
   file's folder; an optional ``names`` list of the right length names positions;
 - ``file.py:function``: a FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)``
-  evaluated on the ``n x n`` index grid (``n`` must be given);
+  evaluated on the ``n x n`` index grid (``n`` must be given; :mod:`theory.mask_mod`);
 - anything else: a built-in spec ``name:key=value,...`` (theory.catalog).
 
 Every problem raises :class:`InputError` with one line naming the source.
@@ -18,28 +18,31 @@ Every problem raises :class:`InputError` with one line naming the source.
 
 from __future__ import annotations
 
-import importlib.util
-import itertools
 import json
 import math
 import os
-import sys
 from pathlib import Path
 from typing import Callable
 
 import numpy as np
 
-from theory.errors import InputError, TooLargeError, check_fits
+from theory.errors import InputError
 from theory.mask import NamedMask, as_mask, default_names
+from theory.mask_mod import (  # the file.py:function form; the public names are importable from here too
+    BYTES_PER_ENTRY,
+    MaskModFallback,
+    broadcast_mask,
+    check_mask_fits,
+    check_n,
+    load_mask_mod,
+    mask_mod_to_mask,
+)
 
-MaskModFallback = Callable[[Callable, int], np.ndarray]
 SpecResolver = Callable[[str], object]
 
 FILE_SUFFIXES = (".npy", ".txt", ".csv", ".json")
-BYTES_PER_ENTRY = 4  # room for the engine's matrices beside the mask itself
 _TRUE = {"1", "true"}
 _FALSE = {"0", "false"}
-_module_ids = itertools.count()
 
 
 def load_mask(
@@ -87,11 +90,11 @@ def load_mask(
 
 def _load(source, n, fallback, resolve_spec, seen) -> NamedMask:
     if n is not None:
-        n = _check_n(n, source)
+        n = check_n(n, source)
     form = _form(source)
     if form == "mask_mod":
         path, _, function = source.rpartition(":")
-        return _load_mask_mod(path, function, source, n, fallback)
+        return load_mask_mod(path, function, source, n, fallback)
     if form == "file":
         mask = _load_file(source, n, fallback, resolve_spec, seen)
     else:
@@ -111,16 +114,6 @@ def _form(source: str, folder: str = "") -> str:
     if ":" not in source and (Path(source).suffix or "/" in source or os.sep in source):
         return "file"
     return "spec"
-
-
-def _check_n(n, source: str) -> int:
-    try:
-        n = int(n)
-    except (TypeError, ValueError):
-        raise InputError(f"n must be a positive integer, got {n!r}", source) from None
-    if n <= 0:
-        raise InputError(f"n = {n}: a mask needs at least one position", source)
-    return n
 
 
 def _from_spec(spec: str, resolve_spec: SpecResolver | None) -> NamedMask:
@@ -180,7 +173,7 @@ def _read_npy(path: str) -> np.ndarray:
         raise InputError(f"cannot read ({exc.strerror or exc})", path) from None
     if len(shape) != 2:  # refused before loading: the data may be large
         raise InputError(f"a mask must be 2-D, got {len(shape)}-D with shape {shape}", path)
-    _check_fits(max(shape), path)
+    check_mask_fits(max(shape), path)
     try:
         arr = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -343,124 +336,3 @@ def rows_to_mask(rows: list, source: str = "mask") -> np.ndarray:
 def _json_kind(value) -> str:
     names = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", type(None): "null"}
     return names.get(type(value), "a number")
-
-
-# --- mask_mod ------------------------------------------------------------------------
-
-
-def _load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMask:
-    if not function:
-        raise InputError("needs a function name after ':' (file.py:function)", source)
-    if not os.path.isfile(path):
-        raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
-    if n is None:
-        raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
-    fn = _import_function(path, function, source)
-    matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback)
-    return NamedMask(matrix, default_names(n), source)
-
-
-def _import_function(path: str, function: str, source: str) -> Callable:
-    name = f"_hasse_mask_mod_{next(_module_ids)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise InputError("cannot be imported as a Python module", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    folder = os.path.dirname(os.path.abspath(path))
-    sys.path.insert(0, folder)  # so that the file can import its neighbours, as a script would
-    try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
-        del sys.modules[name]
-        raise InputError(f"importing it raised {type(exc).__name__}: {exc}", path) from None
-    finally:
-        if sys.path and sys.path[0] == folder:
-            del sys.path[0]
-    fn = getattr(module, function, None)
-    if fn is None:
-        defined = sorted(k for k, v in vars(module).items() if callable(v) and not k.startswith("_"))
-        listing = ", ".join(defined) if defined else "none"
-        raise InputError(f"no function '{function}' in {path} (callables defined there: {listing})", source)
-    if not callable(fn):
-        raise InputError(f"'{function}' in {path} is not a function", source)
-    return fn
-
-
-def mask_mod_to_mask(
-    fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None
-) -> np.ndarray:
-    """Return ``M[q, k] = fn(0, 0, q, k)`` for a FlexAttention-style ``mask_mod`` on ``n`` positions.
-
-    ``fn(b, h, q_idx, kv_idx)`` is called once with numpy arrays: ``b`` and ``h``
-    int64 zeros, ``q_idx`` of shape (n, 1) and ``kv_idx`` of shape (1, n). Its
-    result must broadcast to (n, n) and hold booleans or 0/1; a result that does
-    not depend on the indices broadcasts too (``return True`` is the all-true
-    mask). Only mask_mods are accepted, not factories that return one: pass the
-    function that a factory returns. When the numpy call raises and ``fallback``
-    is given, ``fallback(fn, n)`` is used instead (torch, in gpu_check).
-
-    >>> mask_mod_to_mask(lambda b, h, q, kv: q >= kv, 3).astype(int).tolist()
-    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
-    >>> mask_mod_to_mask(lambda b, h, q, kv: True, 2).tolist()
-    [[True, True], [True, True]]
-    """
-    n = _check_n(n, source)
-    _check_fits(n, source)
-    zero = np.zeros((), dtype=np.int64)
-    q_idx = np.arange(n, dtype=np.int64)[:, None]  # (n, 1)
-    kv_idx = np.arange(n, dtype=np.int64)[None, :]  # (1, n)
-    try:
-        with np.errstate(all="ignore"):
-            result = fn(zero, zero, q_idx, kv_idx)
-    except Exception as exc:
-        if fallback is None:
-            raise InputError(
-                f"mask_mod {_name(fn)} raised {type(exc).__name__}: {exc} (on numpy index arrays)", source
-            ) from None
-        try:
-            result = fallback(fn, n)
-        except InputError as err:
-            if err.source is None:
-                raise InputError(str(err), source) from None
-            raise
-    return broadcast_mask(result, n, source=source)
-
-
-def broadcast_mask(result, n: int, source: str | None = "mask_mod") -> np.ndarray:
-    """Return ``result`` broadcast to an (n, n) bool mask, or raise InputError on a wrong shape.
-
-    ``source`` prefixes error messages; None leaves them bare (for a caller to prefix).
-
-    >>> broadcast_mask(np.array([[True], [False]]), 2).tolist()
-    [[True, True], [False, False]]
-    >>> broadcast_mask(np.ones((2, 2, 2)), 2)
-    Traceback (most recent call last):
-    ...
-    theory.errors.InputError: mask_mod: the mask_mod returned shape (2, 2, 2), which does not broadcast to (2, 2)
-    """
-    try:
-        arr = np.asarray(result)
-    except Exception as exc:
-        raise InputError(f"the mask_mod returned {type(result).__name__}, not an array ({exc})", source) from None
-    if arr.dtype == object:
-        raise InputError(f"the mask_mod returned {type(result).__name__}, not booleans or 0/1", source)
-    wrong_shape = f"the mask_mod returned shape {arr.shape}, which does not broadcast to ({n}, {n})"
-    if arr.ndim > 2:
-        raise InputError(wrong_shape, source)
-    try:
-        full = np.broadcast_to(arr, (n, n))
-    except ValueError:
-        raise InputError(wrong_shape, source) from None
-    return as_mask(np.array(full), source=source)
-
-
-def _check_fits(n: int, source: str) -> None:
-    try:
-        check_fits(n, BYTES_PER_ENTRY, "mask")
-    except TooLargeError as exc:
-        raise TooLargeError(str(exc), source) from None
-
-
-def _name(fn) -> str:
-    return getattr(fn, "__name__", type(fn).__name__)
