@@ -376,7 +376,7 @@ def test_name_alone_allowed_when_every_param_has_a_default():
         with pytest.raises(ValueError, match="already registered"):
             catalog.register(entry)
     finally:
-        del catalog._REGISTRY["demo_all_defaults"]
+        del catalog._REGISTRY[("demo", "demo_all_defaults")]
 
 
 # --------------------------------------------------------------------------- errors

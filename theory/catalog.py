@@ -84,22 +84,25 @@ class Spec:
 
 # --------------------------------------------------------------------------- registry
 
-_REGISTRY: dict[str, Entry] = {}
+_REGISTRY: dict[tuple[str, str], Entry] = {}  # (kind, name) -> entry
 
 
 def register(entry: Entry) -> Entry:
-    """Add an entry to the catalogue (later modules add task families and bad designs).
+    """Add an entry to the catalogue (later modules add tasks, task families and bad designs).
 
-    Raises ``ValueError`` (a programming error, not bad input) if the name is taken.
+    One name may be registered once per kind (``butterfly`` is both a mask and a
+    task). Raises ``ValueError`` (a programming error, not bad input) if taken.
     """
-    if entry.name in _REGISTRY:
-        raise ValueError(f"catalogue entry {entry.name!r} is already registered")
-    _REGISTRY[entry.name] = entry
+    key = (entry.kind, entry.name)
+    if key in _REGISTRY:
+        raise ValueError(f"catalogue {entry.kind} {entry.name!r} is already registered")
+    _REGISTRY[key] = entry
     return entry
 
 
 def entries(kind: str | None = None) -> tuple[Entry, ...]:
     """Every entry in registration order, or only those of one ``kind``."""
+    _load_builtin_kinds()
     return tuple(e for e in _REGISTRY.values() if kind is None or e.kind == kind)
 
 
@@ -109,7 +112,7 @@ def mask_entries() -> tuple[Entry, ...]:
 
 
 def get_entry(name: str, kind: str | None = None, source: str | None = None) -> Entry:
-    """The entry called ``name`` (of ``kind``, if given); :class:`InputError` if there is none.
+    """The entry called ``name`` (of ``kind``, if given; else the first registered); :class:`InputError` if none.
 
     >>> get_entry("butterfly").summary
     'Butterfly Attention: 3n-2 positions F, B, P; leak-free bidirectional supervision'
@@ -118,14 +121,30 @@ def get_entry(name: str, kind: str | None = None, source: str | None = None) -> 
     ...
     theory.errors.InputError: unknown catalogue entry 'nope'; known: causal, bidirectional, ...
     """
-    entry = _REGISTRY.get(name)
+    _load_builtin_kinds()
+    if kind is not None:
+        entry = _REGISTRY.get((kind, name))
+    else:
+        entry = next((e for (k, n), e in _REGISTRY.items() if n == name), None)
     what = kind or "catalogue entry"
     if entry is None:
-        known = ", ".join(e.name for e in entries(kind))
+        others = [e.kind for (k, n), e in _REGISTRY.items() if n == name]
+        if others:
+            raise InputError(f"{name!r} is a {others[0]}, not a {kind}", source)
+        known = ", ".join(dict.fromkeys(e.name for e in entries(kind)))
         raise InputError(f"unknown {what} {name!r}; known: {known}", source)
-    if kind is not None and entry.kind != kind:
-        raise InputError(f"{name!r} is a {entry.kind}, not a {kind}", source)
     return entry
+
+
+_LOADED = False
+
+
+def _load_builtin_kinds() -> None:
+    """Import the modules that register tasks (they import this module, so lazily)."""
+    global _LOADED
+    if not _LOADED:
+        _LOADED = True
+        import theory.tasks  # noqa: F401  (registers the task entries)
 
 
 def resolve_spec(text: str, kind: str | None = None) -> Spec:
@@ -179,8 +198,22 @@ def build_mask(text: str) -> NamedMask:
     ...
     theory.errors.InputError: block_causal:n=4,block=3: block = 3 does not divide n = 4
     """
+    name, _ = parse_spec(text)
+    _load_builtin_kinds()
+    if ("mask", name) not in _REGISTRY and ("task", name) in _REGISTRY:
+        task = build_task(text)  # a task spec used as a MASK: its mask, named by its inputs
+        return NamedMask(task.mask, task.names, task.name)
     spec, mask = build_spec(text, "mask")
     return replace(mask, spec=spec.canonical)
+
+
+def build_task(text: str):
+    """Build the task named by a spec (``butterfly:n=4``, ``infill:n=5,k=2``, ``bad_mlm_unmasked:n=4``).
+
+    Its ``name`` is the canonical spec.
+    """
+    spec, task = build_spec(text, "task")
+    return replace(task, name=spec.canonical)
 
 
 # --------------------------------------------------------------------------- the mask entries
