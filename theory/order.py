@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -55,6 +56,27 @@ class LimitOrder:
     dense: bool
     convergence_depth: int
     height: int
+
+    @cached_property
+    def internal_index(self) -> list[int]:
+        """``internal_index[p]``: the bit of position ``p`` in ``closure_rows``."""
+        if self.perm is None:
+            return list(range(self.n))
+        inverse = np.empty(self.n, dtype=np.int64)
+        inverse[self.perm] = np.arange(self.n)
+        return inverse.tolist()
+
+    def bit_of(self, positions) -> int:
+        """The bitset, in the numbering of ``closure_rows``, of the given positions."""
+        index = self.internal_index
+        out = 0
+        for p in positions:
+            out |= 1 << index[p]
+        return out
+
+    def upstream_bits(self, position: int) -> int:
+        """Bitset (numbering of ``closure_rows``) of the positions ``position`` depends on in the limit."""
+        return self.closure_rows[int(self.class_of[position])]
 
     def closure(self) -> np.ndarray:
         """``R*`` as an ``(n, n)`` bool array: ``R*[q, k]`` iff ``k`` is upstream of ``q``."""

@@ -1,0 +1,251 @@
+"""Leaks, isolation and forbidden flows, each with a shortest witness path.
+
+Definitions (design.md §3). A supervised position ``p`` with target ``t`` *leaks
+within L layers* iff some position ``j`` whose content holds ``t`` has
+``R(L)[p, j]``. The witness is a shortest hop path ``j -> … -> p``; its length
+``d`` is the smallest depth at which the leak appears, so an ``L``-layer model
+leaks iff ``d <= L``. An *isolation* violation is a position of one ``isolate``
+group that depends on a position of another; a *forbidden flow* is a position of
+a set ``D`` that depends on a position of a set ``S``.
+
+All three are one question — "which (position, colour) pairs are reached, how
+early, by which path" — answered by :func:`nearest_sources` for every pair at
+once: the limit by one AND per pair against the closure bitsets of
+:func:`theory.order.mask_to_order`; depths and paths only for the pairs that do
+leak, by one shared level-synchronous propagation of colour bitsets (depth 0 or
+1 with no propagation at all when the mask is dense).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from theory.analysis import empty_rows
+from theory.bitset import neighbour_lists, transpose
+from theory.mask import as_mask
+from theory.order import LimitOrder, mask_to_order
+
+
+@dataclass(frozen=True)
+class Leak:
+    """Supervised ``position`` depends on ``source``, whose content holds its ``target``."""
+
+    position: int
+    target: int
+    source: int
+    path: tuple[int, ...]  # source -> ... -> position, a real path in the mask
+    depth: int  # len(path) - 1: the first depth at which the leak appears
+
+
+@dataclass(frozen=True)
+class Flow:
+    """``position`` depends on ``source``, which it must not (isolation or a forbidden flow)."""
+
+    position: int
+    source: int
+    path: tuple[int, ...]
+    depth: int
+
+
+@dataclass(frozen=True)
+class LeakReport:
+    """Everything ``hasse leak`` reports. ``leaks`` and ``isolation`` hold every violation in
+    the limit, each with its depth; :meth:`leaks_within` keeps those of an ``L``-layer model."""
+
+    layers: int | None  # the depth asked for; None = the limit (every depth)
+    leaks: tuple[Leak, ...]
+    isolation: tuple[Flow, ...]
+    supervised: tuple[int, ...]
+    targets: tuple[int, ...]  # distinct targets
+    tokens: int
+    size: int  # N, the number of positions
+    empty_rows: tuple[int, ...]
+
+    def leaks_within(self, layers: int | None = None) -> tuple[Leak, ...]:
+        layers = self.layers if layers is None else layers
+        return self.leaks if layers is None else tuple(x for x in self.leaks if x.depth <= layers)
+
+    def isolation_within(self, layers: int | None = None) -> tuple[Flow, ...]:
+        layers = self.layers if layers is None else layers
+        return self.isolation if layers is None else tuple(x for x in self.isolation if x.depth <= layers)
+
+    @property
+    def leak_free(self) -> bool:
+        """No leak and no isolation violation within ``layers`` (in the limit when None)."""
+        return not self.leaks_within() and not self.isolation_within()
+
+    @property
+    def target_coverage(self) -> float:
+        """Distinct targets / n."""
+        return len(self.targets) / self.tokens
+
+    @property
+    def label_density(self) -> float:
+        """Supervised positions / N."""
+        return len(self.supervised) / self.size
+
+
+def nearest_sources(
+    mask: np.ndarray,
+    colours: Sequence[Iterable[int]],
+    queries: Sequence[tuple[int, int]],
+    *,
+    order: LimitOrder | None = None,
+) -> dict[tuple[int, int], tuple[int, ...]]:
+    """Shortest paths to each queried position from the positions holding a colour.
+
+    ``colours[v]`` are the colours position ``v`` holds (the tokens in its
+    content, its isolate group, membership of a source set). For every query
+    ``(p, c)`` for which some position holding ``c`` is upstream of ``p`` in the
+    limit, returns a shortest path ``j -> … -> p`` (``j`` holds ``c``; the smallest
+    position wins ties at each step back). Unreached queries are absent.
+
+    >>> chain = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], dtype=bool)
+    >>> nearest_sources(chain, [[7], [], []], [(2, 7), (0, 8)])
+    {(2, 7): (0, 1, 2)}
+    """
+    mask = as_mask(mask)
+    n = mask.shape[0]
+    order = order or mask_to_order(mask)
+    held = [frozenset(c) for c in colours]
+    holders: dict[int, list[int]] = {}
+    for v, cs in enumerate(held):
+        for c in cs:
+            holders.setdefault(c, []).append(v)
+    colour_bits = {c: order.bit_of(vs) for c, vs in holders.items()}
+
+    reached = [(p, c) for p, c in queries if c in colour_bits and order.upstream_bits(p) & colour_bits[c]]
+    paths: dict[tuple[int, int], tuple[int, ...]] = {}
+    pending = []
+    for p, c in reached:
+        if c in held[p]:
+            paths[(p, c)] = (p,)
+        elif order.dense:  # the limit is M or I: a reachable holder is attended directly
+            row = mask[p]
+            j = min(v for v in holders[c] if row[v] and v != p)
+            paths[(p, c)] = (j, p)
+        else:
+            pending.append((p, c))
+    if pending:
+        paths.update(_propagated_paths(mask, held, pending))
+    return paths
+
+
+def _propagated_paths(mask, held, pending) -> dict[tuple[int, int], tuple[int, ...]]:
+    """Level-synchronous propagation of colour bitsets until every pending pair is reached."""
+    n = mask.shape[0]
+    wanted = sorted({c for _, c in pending})
+    bit = {c: 1 << i for i, c in enumerate(wanted)}
+    start = []
+    for cs in held:
+        b = 0
+        for c in cs:
+            b |= bit.get(c, 0)
+        start.append(b)
+    preds = neighbour_lists(mask)
+    succ = neighbour_lists(transpose(mask))
+    seen = list(start)
+    levels = [{v: b for v, b in enumerate(start) if b}]  # levels[d][v]: colours first reaching v at depth d
+    todo = {}
+    for p, c in pending:
+        todo.setdefault(p, 0)
+        todo[p] |= bit[c]
+    while todo and levels[-1]:
+        incoming: dict[int, int] = {}
+        for k, b in levels[-1].items():
+            for q in succ[k].tolist():
+                incoming[q] = incoming.get(q, 0) | b
+        frontier = {}
+        for q, b in incoming.items():
+            b &= ~seen[q]
+            if b:
+                seen[q] |= b
+                frontier[q] = b
+                if q in todo:
+                    todo[q] &= ~b
+                    if not todo[q]:
+                        del todo[q]
+        levels.append(frontier)
+    out = {}
+    for p, c in pending:
+        b = bit[c]
+        depth = next(d for d, level in enumerate(levels) if level.get(p, 0) & b)
+        path = [p]
+        for d in range(depth - 1, -1, -1):
+            cur = path[-1]
+            step = next(u for u in preds[cur].tolist() if levels[d].get(u, 0) & b)
+            path.append(step)
+        out[(p, c)] = tuple(reversed(path))
+    return out
+
+
+def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = None) -> LeakReport:
+    """Every leak and isolation violation of a task (in the limit, each with its depth).
+
+    >>> from theory.task import make_task
+    >>> t = make_task(2, [("x0", 0), ("x1", 1)], [1, None], [[1, 1], [1, 1]])
+    >>> find_leaks(t).leaks
+    (Leak(position=0, target=1, source=1, path=(1, 0), depth=1),)
+    """
+    mask = task.mask
+    order = order or mask_to_order(mask)
+    sources = task.all_sources()
+    queries = [(p, t) for p in task.supervised for t in task.labels[p]]
+    paths = nearest_sources(mask, sources, queries, order=order)
+    leaks = tuple(
+        Leak(p, t, path[0], path, len(path) - 1)
+        for (p, t) in queries
+        if (path := paths.get((p, t))) is not None
+    )
+    isolation = find_isolation(mask, task.isolate, order=order)
+    targets = tuple(sorted({t for ts in task.labels for t in ts}))
+    return LeakReport(layers, leaks, isolation, task.supervised, targets, task.tokens, task.size, empty_rows(mask))
+
+
+def find_isolation(mask, groups: Sequence[Sequence[int]], *, order: LimitOrder | None = None) -> tuple[Flow, ...]:
+    """Positions of one group that depend on a position of another (one per position and group).
+
+    >>> window = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], dtype=bool)
+    >>> find_isolation(window, [[0, 1], [2]])
+    (Flow(position=2, source=1, path=(1, 2), depth=1),)
+    """
+    if not groups:
+        return ()
+    mask = as_mask(mask)
+    order = order or mask_to_order(mask)
+    group_of = {p: g for g, members in enumerate(groups) for p in members}
+    colours = [[group_of[p]] if p in group_of else [] for p in range(mask.shape[0])]
+    grouped = order.bit_of(group_of)
+    own = [order.bit_of(members) for members in groups]
+    queries = []
+    for g, members in enumerate(groups):
+        foreign = grouped & ~own[g]
+        for p in members:
+            if order.upstream_bits(p) & foreign:
+                queries += [(p, h) for h in range(len(groups)) if h != g]
+    paths = nearest_sources(mask, colours, queries, order=order)
+    return tuple(_flow(paths[q]) for q in queries if q in paths)
+
+
+def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *, order: LimitOrder | None = None) -> tuple[Flow, ...]:
+    """Positions of ``sinks`` that depend on some position of ``sources`` (nearest source, shortest path).
+
+    A position in both sets depends on itself: it is reported at depth 0.
+
+    >>> causal = np.tril(np.ones((4, 4), dtype=bool))
+    >>> find_flows(causal, [1], [0, 3])
+    (Flow(position=3, source=1, path=(1, 3), depth=1),)
+    """
+    mask = as_mask(mask)
+    src = set(sources)
+    colours = [[0] if p in src else [] for p in range(mask.shape[0])]
+    queries = [(p, 0) for p in sorted(set(sinks))]
+    paths = nearest_sources(mask, colours, queries, order=order)
+    return tuple(_flow(paths[q]) for q in queries if q in paths)
+
+
+def _flow(path: tuple[int, ...]) -> Flow:
+    return Flow(path[-1], path[0], path, len(path) - 1)
