@@ -60,12 +60,13 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMa
         raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
     if n is None:
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
-    fn = _import_function(path, function, source)
+    fn = import_function(path, function, source)
     matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback)
     return NamedMask(matrix, default_names(n), source)
 
 
-def _import_function(path: str, function: str, source: str) -> Callable:
+def import_function(path: str, function: str, source: str) -> Callable:
+    """Import ``path`` as a fresh module and return its attribute ``function`` (errors: InputError)."""
     name = f"_hasse_mask_mod_{next(_module_ids)}"
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:

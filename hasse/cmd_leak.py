@@ -1,0 +1,246 @@
+"""``hasse leak TASK`` and ``hasse flow MASK --from SET --to SET``: leaks and forbidden flows."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+from hasse.output import print_json, warn
+from theory.errors import InputError
+from theory.leak import Flow, Leak, LeakReport, find_flows, find_leaks
+from theory.task import Task
+
+LEAK_DESCRIPTION = """\
+Check a task for leakage. A supervised position p with target t leaks within L
+layers iff some position whose content holds t (x<t>, or an agg(...) holding it)
+reaches p in at most L attention hops. Every leak is printed with a shortest
+witness path source -> ... -> p; its length is the first depth at which the leak
+appears, so an L-layer model leaks iff depth <= L. Without --layers the verdict is
+for the limit (every depth). Isolate groups (packed documents) are checked too.
+"""
+LEAK_EPILOG = """\
+TASK is a built-in spec (see `hasse catalog`) or a task .json file:
+  {"tokens": 4, "inputs": [["x0", 0], ["[MASK]", 1], ...], "labels": [null, 1, ...],
+   "mask": "causal:n=4" | "mask.npy" | [[1,0,...], ...], "isolate": [[0, 1], [2, 3]]}
+
+examples:
+  hasse leak butterfly:n=8
+  hasse leak block_two_stream:n=8,block=2
+  hasse leak bad_butterfly_crossed:n=4 --layers 1      clean at depth 1, leaks at depth 2
+  hasse leak my_task.json --json
+  hasse leak bad_block_own_content:n=4,block=2 --png leak.png
+
+exit status: 0 leak-free; 1 a leak or isolation violation; 2 bad input.
+"""
+
+FLOW_DESCRIPTION = """\
+Forbidden flow: may any position of the --to set depend on a position of the
+--from set (in the limit, or within --layers L)? Each dependent position is
+printed with its nearest source and a shortest path. A position in both sets
+depends on itself (depth 0).
+"""
+FLOW_EPILOG = """\
+SET: positions and ranges, e.g. 0,3,5-9 (0-based, ranges inclusive).
+
+examples:
+  hasse flow document:lengths=3+4 --from 0-2 --to 3-6      documents stay apart: exit 0
+  hasse flow sliding_window:n=12,w=3 --from 0 --to 11 --layers 4
+
+exit status: 0 no forbidden flow; 1 some; 2 bad input.
+"""
+
+TABLE_ROWS = 40
+
+
+def register(sub) -> None:
+    p = sub.add_parser("leak", help="check a task for leaks, with shortest witness paths",
+                       description=LEAK_DESCRIPTION, epilog=LEAK_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("task", metavar="TASK", help="built-in task spec or task .json file")
+    p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
+    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    p.set_defaults(run=run_leak)
+
+    f = sub.add_parser("flow", help="may positions of one set depend on another set?",
+                       description=FLOW_DESCRIPTION, epilog=FLOW_EPILOG,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    f.add_argument("mask", metavar="MASK", help="built-in spec, mask file, or file.py:mask_mod (with --n)")
+    f.add_argument("--from", dest="sources", required=True, metavar="SET", help="positions that must not be read")
+    f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
+    f.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
+    f.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
+    f.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    f.set_defaults(run=run_flow)
+
+
+def parse_set(text: str, n: int, what: str) -> list[int]:
+    """``"0,3,5-9"`` -> ``[0, 3, 5, 6, 7, 8, 9]``; every position must lie in ``0 … n-1``."""
+    out: set[int] = set()
+    for part in text.split(","):
+        part = part.strip()
+        if m := re.fullmatch(r"(\d+)\s*-\s*(\d+)", part):
+            a, b = int(m.group(1)), int(m.group(2))
+            if a > b:
+                raise InputError(f"{what}: empty range {part!r}")
+            out.update(range(a, b + 1))
+        elif re.fullmatch(r"-?\d+", part):
+            out.add(int(part))
+        else:
+            raise InputError(f"{what}: {part!r} is not a position or a range a-b (in {text!r})")
+    bad = sorted(p for p in out if not 0 <= p < n)
+    if bad:
+        raise InputError(f"{what}: position {bad[0]} is outside 0…{n - 1}")
+    return sorted(out)
+
+
+def _check_layers(layers: int | None) -> None:
+    if layers is not None and layers < 0:
+        raise InputError(f"--layers must be >= 0, got {layers}")
+
+
+def load_task_arg(source: str) -> Task:
+    from theory.task import load_task
+
+    return load_task(source)
+
+
+def run_leak(args) -> int:
+    _check_layers(args.layers)
+    task = load_task_arg(args.task)
+    report = find_leaks(task, args.layers)
+    if report.empty_rows:
+        warn(f"{task.name or args.task}: {len(report.empty_rows)} empty row(s) (queries attending nothing): "
+             + ", ".join(map(str, report.empty_rows[:10])))
+    if args.png:
+        from hasse.draw import draw_mask
+
+        first = (report.leaks_within() or report.isolation_within() or [None])[0]
+        draw_mask(task.mask, task.names, args.png, title=_verdict_line(task, report),
+                  highlight_path=first.path if first else None)
+    if args.json:
+        print_json(leak_json(task, report))
+    else:
+        print(leak_report(task, report, ascii=args.ascii))
+        if args.png:
+            print(f"picture written to {args.png}")
+    return 0 if report.leak_free else 1
+
+
+def leak_json(task: Task, report: LeakReport) -> dict:
+    within, beyond = report.leaks_within(), [x for x in report.leaks if x not in report.leaks_within()]
+    return {
+        "task": task.name,
+        "leak_free": report.leak_free,
+        "layers": report.layers,
+        "leaks": [_leak_dict(x) for x in within],
+        "leaks_beyond_layers": [_leak_dict(x) for x in beyond],
+        "isolation": [_flow_dict(x) for x in report.isolation_within()],
+        "supervised": report.supervised,
+        "target_coverage": report.target_coverage,
+        "label_density": report.label_density,
+        "empty_rows": report.empty_rows,
+        "positions": task.size,
+        "tokens": task.tokens,
+    }
+
+
+def _leak_dict(x: Leak) -> dict:
+    return {"position": x.position, "target": x.target, "source": x.source, "path": x.path, "depth": x.depth}
+
+
+def _flow_dict(x: Flow) -> dict:
+    return {"position": x.position, "source": x.source, "path": x.path, "depth": x.depth}
+
+
+def _where(report: LeakReport) -> str:
+    return "in the limit (every depth)" if report.layers is None else f"within L = {report.layers} layers"
+
+
+def _verdict_line(task: Task, report: LeakReport) -> str:
+    leaks, iso = report.leaks_within(), report.isolation_within()
+    if not leaks and not iso:
+        return f"{task.name}: leak-free {_where(report)}"
+    parts = []
+    if leaks:
+        parts.append(f"{len(leaks)} leak(s), first at depth {min(x.depth for x in leaks)}")
+    if iso:
+        parts.append(f"{len(iso)} isolation violation(s), first at depth {min(x.depth for x in iso)}")
+    return f"{task.name}: " + "; ".join(parts)
+
+
+def path_text(path, names, ascii: bool = False) -> str:
+    arrow = " -> " if ascii else " → "
+    return arrow.join(names[v] if names[v] == str(v) else f"{names[v]}({v})" for v in path)
+
+
+def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
+    """The human report of ``hasse leak``."""
+    from hasse.render_text import matrix_view
+
+    names = task.names
+    lines = [
+        f"task {task.name or '(unnamed)'}: {task.size} positions on a sample of {task.tokens} tokens",
+        f"supervised positions: {len(report.supervised)} (label density {report.label_density:.0%}); "
+        f"distinct targets: {len(report.targets)} of {task.tokens} (target coverage {report.target_coverage:.0%})",
+    ]
+    leaks, iso = report.leaks_within(), report.isolation_within()
+    if not leaks and not iso:
+        lines.append(f"verdict: LEAK-FREE {_where(report)}"
+                     + (f" ({len(task.isolate)} isolate groups respected)" if task.isolate else ""))
+    else:
+        lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} {_where(report)}")
+    deeper = len(report.leaks) - len(leaks) + len(report.isolation) - len(iso)
+    if deeper:
+        first = min(x.depth for x in (*report.leaks, *report.isolation) if x.depth > (report.layers or 0))
+        lines.append(f"note: {deeper} more violation(s) appear at greater depth (first at depth {first}); "
+                     f"a deeper model would leak")
+    if leaks:
+        lines += ["", f"leaks ({len(leaks)}):", f"  {'position':<12} {'target':>6} {'depth':>5}  path (source first)"]
+        for x in leaks[:TABLE_ROWS]:
+            lines.append(f"  {names[x.position] + f' ({x.position})':<12} {x.target:>6} {x.depth:>5}  "
+                         f"{path_text(x.path, names, ascii)}")
+        if len(leaks) > TABLE_ROWS:
+            lines.append(f"  … and {len(leaks) - TABLE_ROWS} more (use --json for all)")
+    if iso:
+        lines += ["", f"isolation violations ({len(iso)}):", f"  {'position':<12} {'source':>6} {'depth':>5}  path"]
+        for x in iso[:TABLE_ROWS]:
+            lines.append(f"  {names[x.position] + f' ({x.position})':<12} {x.source:>6} {x.depth:>5}  "
+                         f"{path_text(x.path, names, ascii)}")
+        if len(iso) > TABLE_ROWS:
+            lines.append(f"  … and {len(iso) - TABLE_ROWS} more (use --json for all)")
+    first = (leaks or iso or [None])[0]
+    if first is not None and task.size <= 64:
+        cells = {(b, a) for a, b in zip(first.path, first.path[1:])} or {(first.position, first.position)}
+        lines += ["", f"mask with the first witness path marked (row = query, column = key):",
+                  matrix_view(task.mask, names=names, highlight=cells, ascii=ascii)]
+    return "\n".join(lines)
+
+
+def run_flow(args) -> int:
+    from hasse.masks_in import load
+
+    _check_layers(args.layers)
+    named = load(args.mask, n=args.n)
+    n = named.n
+    sources = parse_set(args.sources, n, "--from")
+    sinks = parse_set(args.sinks, n, "--to")
+    flows = find_flows(named.matrix, sources, sinks)
+    within = [f for f in flows if args.layers is None or f.depth <= args.layers]
+    if args.json:
+        print_json({"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
+                    "flow_free": not within, "flows": [_flow_dict(f) for f in within],
+                    "flows_beyond_layers": [_flow_dict(f) for f in flows if f not in within]})
+    else:
+        where = "in the limit (every depth)" if args.layers is None else f"within L = {args.layers} layers"
+        if not within:
+            print(f"{named.spec}: no position of --to depends on --from {where}")
+        else:
+            print(f"{named.spec}: {len(within)} position(s) of --to depend on --from {where}")
+            for f in within[:TABLE_ROWS]:
+                print(f"  {named.names[f.position]} ({f.position}) depth {f.depth}: "
+                      f"{path_text(f.path, named.names)}")
+        if len(flows) > len(within):
+            print(f"note: {len(flows) - len(within)} more appear at greater depth")
+    return 0 if not within else 1
