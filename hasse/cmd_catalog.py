@@ -35,7 +35,9 @@ def run(args) -> int:
     for e in items:
         by_kind.setdefault(e.kind, []).append(e)
     for kind, group in by_kind.items():
-        print(f"{kind}s:" if len(by_kind) > 1 else f"built-in {kind}s (use the pattern as MASK):")
+        heading = {"mask": "masks (use as MASK)", "task": "tasks (use as TASK)",
+                   "family": "task families (use as FAMILY)"}.get(kind, f"{kind} entries")
+        print(("\n" if kind != items[0].kind else "") + heading + ":")
         width = max(len(e.usage()) for e in group)
         for e in group:
             print(f"  {e.usage():<{width}}  {e.summary}")

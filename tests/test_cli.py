@@ -107,7 +107,7 @@ def test_catalog_lists_every_entry(capsys):
     assert code == 0
     for name in ("causal", "bidirectional", "sliding_window", "prefix_lm", "document", "block_causal",
                  "bd3lm", "xlnet", "tree", "block_two_stream", "butterfly"):
-        assert f"\n  {name}" in out
+        assert f"  {name}:" in out or f"  {name} " in out
     code, out, _ = run(capsys, "catalog", "--json")
     assert {e["name"] for e in json.loads(out)["entries"]} >= {"butterfly", "xlnet"}
 

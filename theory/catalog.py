@@ -207,6 +207,12 @@ def build_mask(text: str) -> NamedMask:
     return replace(mask, spec=spec.canonical)
 
 
+def build_family(text: str):
+    """Build the task family named by a spec (``infill:n=5``): a tuple of tasks."""
+    _, tasks = build_spec(text, "family")
+    return tuple(tasks)
+
+
 def build_task(text: str):
     """Build the task named by a spec (``butterfly:n=4``, ``infill:n=5,k=2``, ``bad_mlm_unmasked:n=4``).
 
