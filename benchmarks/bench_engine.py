@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import sys
-import time
 
+from benchmarks._timing import best_time, run_with_timeout
 from theory.catalog import build_mask
 from theory.order import mask_to_order
+from theory.reference import reference_order  # imported here so the forked baseline does not time it
 
 
 def spec_for(family: str, n: int) -> str:
@@ -45,37 +45,22 @@ def spec_for(family: str, n: int) -> str:
 FAMILIES = ("causal", "sliding_window", "block_two_stream", "butterfly")
 
 
-def _baseline_child(spec: str, queue) -> None:
-    from theory.reference import reference_order
-
-    mask = build_mask(spec).matrix
-    start = time.perf_counter()
+def _baseline(spec: str):
+    mask = build_mask(spec).matrix  # building the mask is timed too; it is tiny next to networkx
     ref = reference_order(mask)
-    queue.put((time.perf_counter() - start, ref.convergence_depth, len(ref.classes)))
+    return ref.convergence_depth, len(ref.classes)
 
 
 def time_baseline(spec: str, timeout: float):
     """(seconds, depth, classes) of the networkx pipeline, or None if it ran past ``timeout``."""
-    ctx = mp.get_context("fork")
-    queue = ctx.Queue()
-    proc = ctx.Process(target=_baseline_child, args=(spec, queue))
-    proc.start()
-    proc.join(timeout)
-    if proc.is_alive():
-        proc.kill()
-        proc.join()
-        return None
-    return queue.get() if not queue.empty() else None
+    out = run_with_timeout(_baseline, (spec,), timeout)
+    return None if out is None else (out[0], *out[1])
 
 
 def time_kit(spec: str, repeats: int = 1):
     mask = build_mask(spec).matrix
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        order = mask_to_order(mask)
-        best = min(best, time.perf_counter() - start)
-    return best, order.convergence_depth, len(order.classes), mask.shape[0]
+    seconds, order = best_time(lambda: mask_to_order(mask), repeats)
+    return seconds, order.convergence_depth, len(order.classes), mask.shape[0]
 
 
 def main(argv=None) -> int:
