@@ -50,6 +50,43 @@ def _analyse(spec: str, **kwargs) -> MaskAnalysis:
     return mask_to_analysis(named.matrix, names=named.names, **kwargs)
 
 
+def _path(task, path, ascii: bool) -> str:
+    return (" -> " if ascii else " → ").join(task.names[v] for v in path)
+
+
+def _leak_section(tour: Tour) -> None:
+    from theory.catalog import build_task
+    from theory.counterexample import find_counterexample
+    from theory.leak import find_leaks
+
+    _section("6. Leak checks: does a supervised position ever see the token it predicts?")
+    for spec in ("butterfly:n=6", "block_two_stream:n=8,block=2", "block_two_stream:n=8,block=2,variant=clique"):
+        r = find_leaks(build_task(spec))
+        tour.check(f"{spec}: leak-free at every depth, target coverage {r.target_coverage:.0%}",
+                   r.leak_free and r.target_coverage == 1.0)
+    print("   bad designs, each with its smallest counterexample (design.md §4):")
+    expected = {  # design: (property, depth)
+        "bad_butterfly_self": ("leak", 0),
+        "bad_butterfly_crossed": ("leak", 2),
+        "bad_block_own_content:block=2": ("leak", 1),
+        "bad_mlm_unmasked": ("leak", 0),
+    }
+    for design, (prop, depth) in expected.items():
+        found = find_counterexample(design, 8)
+        first = min(found.report.leaks, key=lambda x: x.depth) if found.report else None
+        holds = found.property == prop and first is not None and first.depth == depth
+        where = f"n = {found.n}, depth {first.depth}: {_path(found.task, first.path, tour.ascii)}" if first else "none"
+        tour.check(f"{design}: {prop} at {where}", holds)
+    r = find_leaks(build_task("bad_packed_window:lengths=3+3,window=2"))
+    first = min(r.isolation, key=lambda x: x.depth) if r.isolation else None
+    tour.check("bad_packed_window:lengths=3+3,window=2: document isolation broken at depth "
+               f"{first.depth if first else '-'} ({first.source} → {first.position})" if first else
+               "bad_packed_window: isolation broken", first is not None and first.depth == 1)
+    r = find_leaks(build_task("bad_block_query_history:n=8,block=2"))
+    tour.check("bad_block_query_history:n=8,block=2: leak-free — its flaw is inconsistency with inference",
+               r.leak_free)
+
+
 def run(args) -> int:
     from hasse.render_text import matrix_view
 
@@ -105,9 +142,12 @@ def run(args) -> int:
     tour.check(f"with the residual it converges at depth {b.convergence_depth} to one class {{0, 1}}",
                b.convergence_depth == 1 and b.classes == ((0, 1),))
 
+    _leak_section(tour)
+
     print()
     if tour.failures:
         print(f"demo: {len(tour.failures)} check(s) FAILED")
         return 1
-    print("demo: every check holds. Next: `hasse catalog`, `hasse analyze butterfly:n=6 --png b.png`.")
+    print("demo: every check holds. Next: `hasse catalog`, `hasse analyze butterfly:n=6 --png b.png`, "
+          "`hasse leak bad_butterfly_crossed:n=4`.")
     return 0
