@@ -87,6 +87,45 @@ def _leak_section(tour: Tour) -> None:
                r.leak_free)
 
 
+def _merge_section(tour: Tour) -> None:
+    import numpy as np
+
+    from theory.catalog import build_family, build_task
+    from theory.consistency import check_consistency
+    from theory.equivalence import diagrams_isomorphic
+    from theory.labelled import task_to_hasse
+    from theory.merge import family_to_merged_task
+    from theory.task import make_task
+
+    _section("7. Deriving the masks: the minimal merged task of each task family")
+    n = 6
+    causal = make_task(n, [(f"x{i}", i) for i in range(n - 1)], [i + 1 for i in range(n - 1)],
+                       np.tril(np.ones((n - 1, n - 1), dtype=bool)))
+    for family, reference, label in (
+        (f"ar:n={n}", causal, f"causal attention on n - 1 = {n - 1} positions"),
+        ("block:n=8,block=2", build_task("block_two_stream:n=8,block=2"), "Block Two-Stream (chain)"),
+        ("block:n=8,block=2,variant=clique", build_task("block_two_stream:n=8,block=2,variant=clique"),
+         "Block Two-Stream (clique)"),
+        (f"infill:n={n}", build_task(f"butterfly:n={n}"), f"Butterfly, 3n - 2 = {3 * n - 2} positions"),
+    ):
+        tasks = build_family(family)
+        merged = family_to_merged_task(tasks)
+        ref = task_to_hasse(reference)
+        same = diagrams_isomorphic(task_to_hasse(merged.task), ref)
+        tour.check(f"merge({family}): {len(tasks)} tasks, {merged.task_nodes} task nodes -> {merged.groups} "
+                   f"groups = {label}", same and merged.groups == merged.nodes == ref.size)
+    family = build_family("block:n=8,block=2")
+    good = check_consistency(build_task("block_two_stream:n=8,block=2"), family)
+    tour.check(f"block_two_stream:n=8,block=2 is consistent with block inference ({good.checked} supervised "
+               f"inference nodes matched)", good.consistent)
+    bad = check_consistency(build_task("bad_block_query_history:n=8,block=2"), family)
+    first = bad.mismatches[0] if bad.mismatches else None
+    seen = ", ".join(f"{sym}@{pos}" for sym, pos in first.extra_upstream) if first else ""
+    tour.check(f"bad_block_query_history is not: {len(bad.mismatches)} query nodes have no training twin "
+               f"(e.g. the query for x{first.target if first else '?'} also sees {seen} in training)",
+               not bad.consistent)
+
+
 def run(args) -> int:
     from hasse.render_text import matrix_view
 
@@ -143,6 +182,7 @@ def run(args) -> int:
                b.convergence_depth == 1 and b.classes == ((0, 1),))
 
     _leak_section(tour)
+    _merge_section(tour)
 
     print()
     if tour.failures:
