@@ -204,7 +204,7 @@ def _draw(merged, path: str, family: str) -> None:
     from theory.analysis import mask_to_analysis
 
     t = merged.task
-    names = tuple(f"{t.names[p]}: {sym}@{pid}" + (f" ⇒{','.join(map(str, t.labels[p]))}" if t.labels[p] else "")
+    names = tuple(f"{t.names[p]}: {sym.replace(',', ' ')}@{pid}" + (f" ⇒{' '.join(map(str, t.labels[p]))}" if t.labels[p] else "")
                   for p, (sym, pid) in enumerate(t.inputs))
     draw_analysis(mask_to_analysis(t.mask, names=names), path, title=f"merge({family}): {merged.nodes} nodes")
 

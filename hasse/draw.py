@@ -36,7 +36,7 @@ from theory.errors import InputError
 MAX_DRAWN_CLASSES = 200  # above this, only the heatmap is drawn
 MAX_NAMED_TICKS = 64  # tick labels are names up to this n, indices above
 MAX_HEATMAP_PIXELS = 1024  # larger masks are pooled (a block shows if any cell is set)
-LABEL_CHARS = 18  # node labels are cut to about this many characters
+LABEL_CHARS = 24  # node labels are cut to about this many characters
 
 _MISSING = "--png needs matplotlib: pip install 'hasse-attention[viz]'"
 _ATTEND = "#2f4b7c"
@@ -86,8 +86,10 @@ def node_label(members: Sequence[int], names: Sequence[str]) -> str:
 
     >>> node_label(range(12), [str(i) for i in range(12)])
     '0-11'
-    >>> node_label(range(8), [f"Q{i}" for i in range(8)])
-    'Q0,Q1,Q2,Q3,Q4…+3'
+    >>> node_label(range(10), [f"Q{i}" for i in range(10)])
+    'Q0,Q1,Q2,Q3,Q4,Q5,Q6…+3'
+    >>> node_label([0], ["P1: agg(x0 x2)@1 ⇒1"])
+    'P1: agg(x0 x2)@1 ⇒1'
     """
     from hasse.render_text import members_text
 
@@ -95,6 +97,9 @@ def node_label(members: Sequence[int], names: Sequence[str]) -> str:
     if len(full) <= LABEL_CHARS:
         return full
     pieces = full.split(",")
+    if len(pieces) == 1 or len(pieces[0]) > LABEL_CHARS - 4:  # one long name: cut the name itself
+        head = pieces[0] if len(pieces[0]) <= LABEL_CHARS else pieces[0][: LABEL_CHARS - 1] + "…"
+        return head + (f"…+{len(pieces) - 1}" if len(pieces) > 1 else "")
     kept: list[str] = []
     for piece in pieces:
         if len(",".join(kept + [piece])) > LABEL_CHARS - 4:
