@@ -1,0 +1,97 @@
+"""``hasse prove NAME|all --n N``: run the proof scripts of design.md §5."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from hasse.output import print_json
+from theory.errors import InputError
+
+DESCRIPTION = """\
+Check a theorem of the paper for every object of size n, by exhaustive search
+(every mask / family / labelled DAG of size n, vectorised) and by Z3 (a ground,
+quantifier-free encoding proved by negation: unsat = proved). Verdicts:
+
+  proved   holds for every object of size n, by that method (an existence
+           statement carries its witness)
+  refuted  a counterexample is printed (a mask, a task, a path)
+  unknown  timeout, solver "unknown" or a resource limit; never counted as proved
+
+--method both runs the two independent methods and fails loudly if they
+disagree. --certificate writes the results as JSON with the versions of the kit,
+Python, numpy, networkx and Z3.
+"""
+EPILOG = """\
+theorems (hasse prove all runs them in this order):
+{names}
+
+examples:
+  hasse prove all --n 4 --method both
+  hasse prove reach_stable_by_n_minus_1 --n 5 --method exhaustive       all 1,048,576 masks
+  hasse prove limit_is_preorder --n 8 --method z3 --timeout 60
+  hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --workers 2
+  hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
+
+exit status: 0 every result proved; 1 a result refuted (or the methods disagree);
+3 some result unknown (timeout); 2 bad input.
+"""
+
+
+def register(sub) -> None:
+    from proofs.registry import NAMES
+
+    p = sub.add_parser("prove", help="verify the theorems for a given n (exhaustive and Z3)",
+                       description=DESCRIPTION, epilog=EPILOG.format(names="\n".join(f"  {x}" for x in NAMES)),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", metavar="NAME|all")
+    p.add_argument("--n", type=int, required=True, help="size of the objects quantified over")
+    p.add_argument("--method", choices=("exhaustive", "z3", "both"), default="both")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds per theorem and method (unknown after)")
+    p.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks (default 1)")
+    p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts")
+    p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
+    p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
+    p.set_defaults(run=run)
+
+
+def run(args) -> int:
+    from proofs import registry
+    from proofs.core import write_certificate
+    from proofs.script import disagreement, exit_status, format_result, parse_shard, prove
+
+    if args.workers < 1:
+        raise InputError(f"--workers must be >= 1, got {args.workers}")
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout}")
+    shard = parse_shard(args.shard)
+    names = registry.NAMES if args.name == "all" else (args.name,)
+    theorems = [registry.get(name) for name in names]
+    results, loud = [], []
+    for theorem in theorems:
+        rs = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers, shard=shard,
+                   show_progress=not args.json)
+        results += rs
+        message = disagreement(rs)
+        if message:
+            loud.append(message)
+        if not args.json:
+            for r in rs:
+                print(format_result(r), flush=True)
+    if args.certificate:
+        try:
+            write_certificate(args.certificate, results)
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", args.certificate) from None
+    if args.json:
+        print_json({"n": args.n, "results": [r.to_json() for r in results]})
+    else:
+        counts = {v: sum(r.verdict == v for r in results) for v in ("proved", "refuted", "unknown")}
+        print(f"\n{len(results)} results: {counts['proved']} proved, {counts['refuted']} refuted, "
+              f"{counts['unknown']} unknown" + (f"; certificate written to {args.certificate}" if args.certificate
+                                                  else ""))
+    for message in loud:
+        print(f"hasse: {message}", file=sys.stderr)
+    if loud:
+        return 1
+    return exit_status(results)

@@ -1,0 +1,164 @@
+"""Verdicts, results, certificates and the runner shared by every proof script.
+
+A theorem (design.md §5) has one name and up to two independent checks for a
+size ``n``: ``exhaustive`` (every object of size n, vectorised) and ``z3`` (a
+ground, quantifier-free encoding proved by negation). Each check returns an
+:class:`Outcome`; :func:`run_theorem` times it and wraps it in a :class:`Result`
+with the versions a certificate needs. Verdicts:
+
+- ``proved``: holds for every object of size n, by that method (an existence
+  statement carries its ``witness``);
+- ``refuted``: a ``counterexample`` (decoded into masks / tasks and a witness);
+- ``unknown``: timeout, solver ``unknown`` or a resource limit, with a ``reason``.
+  Never reported as proved.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any, Callable
+
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+METHODS = ("exhaustive", "z3")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one check found."""
+
+    verdict: str  # proved | refuted | unknown
+    checked: int  # objects checked (masks, families, labelled DAGs, solver calls …)
+    counterexample: Any = None  # refuted: JSON-able description (mask rows, path, …)
+    witness: Any = None  # existence statements: the object that proves them
+    reason: str | None = None  # unknown: why
+    details: dict = field(default_factory=dict)  # method-specific extras (encoding, shards, …)
+
+
+@dataclass
+class Context:
+    """Options every check receives."""
+
+    timeout: float | None = None  # seconds for this check; None = no limit
+    progress: Callable[[int, int], None] | None = None  # progress(done, total)
+    workers: int = 1  # processes for exhaustive runs
+    shard: tuple[int, int] | None = None  # (i, k): check only the i-th of k equal parts
+    started: float = field(default_factory=time.monotonic)
+
+    def remaining(self) -> float | None:
+        if self.timeout is None:
+            return None
+        return self.timeout - (time.monotonic() - self.started)
+
+    def expired(self) -> bool:
+        left = self.remaining()
+        return left is not None and left <= 0
+
+
+@dataclass(frozen=True)
+class Theorem:
+    """A theorem of design.md §5 and its checks."""
+
+    name: str
+    statement: str  # one line
+    exhaustive: Callable[[int, Context], Outcome] | None
+    z3: Callable[[int, Context], Outcome] | None
+    existence: bool = False  # an existence statement (proved by a witness)
+    min_n: int = 1
+
+    def check(self, method: str) -> Callable[[int, Context], Outcome] | None:
+        return {"exhaustive": self.exhaustive, "z3": self.z3}[method]
+
+
+@dataclass(frozen=True)
+class Result:
+    theorem: str
+    n: int
+    method: str
+    verdict: str
+    checked: int
+    seconds: float
+    counterexample: Any = None
+    witness: Any = None
+    reason: str | None = None
+    details: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        out = {k: v for k, v in asdict(self).items() if v is not None and v != {}}
+        out.setdefault("checked", self.checked)
+        return out
+
+
+def versions() -> dict:
+    """Versions recorded in every certificate."""
+    from hasse import __version__
+
+    out = {"hasse": __version__, "python": platform.python_version(), "platform": sys.platform}
+    for module in ("numpy", "networkx", "z3", "sympy"):
+        try:
+            mod = __import__(module)
+            out[module] = mod.get_version_string() if module == "z3" else mod.__version__
+        except ImportError:
+            out[module] = None
+    return out
+
+
+def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = None) -> Result:
+    """Run one check of ``theorem`` at size ``n``; never raises for a failing or slow check."""
+    ctx = ctx or Context()
+    check = theorem.check(method)
+    start = time.monotonic()
+    ctx.started = start
+    if check is None:
+        outcome = Outcome(UNKNOWN, 0, reason=f"no {method} check for this theorem")
+    elif n < theorem.min_n:
+        outcome = Outcome(UNKNOWN, 0, reason=f"the statement needs n >= {theorem.min_n}")
+    else:
+        try:
+            outcome = check(n, ctx)
+        except MemoryError:
+            outcome = Outcome(UNKNOWN, 0, reason="out of memory")
+        except TimeoutError as exc:
+            outcome = Outcome(UNKNOWN, 0, reason=f"timeout ({exc})" if str(exc) else "timeout")
+    if outcome.verdict not in (PROVED, REFUTED, UNKNOWN):
+        raise ValueError(f"{theorem.name}: bad verdict {outcome.verdict!r}")
+    if outcome.verdict == PROVED and theorem.existence and outcome.witness is None:
+        outcome = Outcome(UNKNOWN, outcome.checked, reason="existence statement reported without a witness")
+    return Result(theorem.name, n, method, outcome.verdict, outcome.checked, round(time.monotonic() - start, 4),
+                  outcome.counterexample, outcome.witness, outcome.reason, outcome.details, versions())
+
+
+def disagreement(results: list[Result]) -> str | None:
+    """A loud message when two methods give opposite definite verdicts on the same theorem and n."""
+    definite = {r.method: r.verdict for r in results if r.verdict != UNKNOWN}
+    if len(set(definite.values())) > 1:
+        listing = ", ".join(f"{m}: {v}" for m, v in definite.items())
+        return f"METHODS DISAGREE on {results[0].theorem} at n = {results[0].n} ({listing})"
+    return None
+
+
+def write_certificate(path: str, results: list[Result]) -> None:
+    """A certificate: the JSON of every result (theorem, n, method, verdict, checked, seconds, versions …)."""
+    data = {"certificate": "hasse proof", "results": [r.to_json() for r in results]}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(data, fh, indent=1, default=_jsonable)
+        fh.write("\n")
+
+
+def _jsonable(value):
+    try:
+        import numpy as np
+
+        if isinstance(value, np.ndarray):
+            return value.astype(int).tolist() if value.dtype == bool else value.tolist()
+        if isinstance(value, np.generic):
+            return value.item()
+    except ImportError:
+        pass
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

@@ -1,0 +1,45 @@
+"""The theorem list of design.md §5, in order; each name is a module ``proofs.<name>`` with ``THEOREM``."""
+
+from __future__ import annotations
+
+import importlib
+
+from proofs.core import Theorem
+from theory.errors import InputError
+
+NAMES = (
+    "reach_monotone_in_depth",
+    "reach_stable_by_n_minus_1",
+    "limit_is_preorder",
+    "quotient_is_partial_order",
+    "hasse_closure_is_limit",
+    "no_residual_can_oscillate",
+    "sparse_realisation_keeps_hasse",
+    "equivalence_preserves_upstream_inputs",
+    "merged_task_embeds_every_task",
+    "merged_task_is_minimum",
+    "causal_is_minimum_merge_of_ar",
+    "block_two_stream_is_leak_free_and_consistent",
+    "butterfly_is_leak_free_with_full_coverage",
+)
+
+
+def get(name: str) -> Theorem:
+    """The theorem called ``name`` (:class:`InputError` naming the known ones otherwise)."""
+    if name not in NAMES:
+        raise InputError(f"unknown theorem {name!r}; known: {', '.join(NAMES)} (or 'all')")
+    return importlib.import_module(f"proofs.{name}").THEOREM
+
+
+def available() -> tuple[str, ...]:
+    """The names whose proof script exists in this checkout."""
+    out = []
+    for name in NAMES:
+        try:
+            importlib.import_module(f"proofs.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"proofs.{name}":
+                raise
+            continue
+        out.append(name)
+    return tuple(out)

@@ -1,0 +1,115 @@
+"""The command line every proof script shares: ``python -m proofs.<name> --n N``.
+
+``hasse prove`` uses the same pieces (:func:`prove`, :func:`format_result`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from proofs.core import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem, write_certificate
+from theory.errors import InputError
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    """``"i/k"`` -> ``(i, k)`` with ``0 <= i < k``."""
+    if text is None:
+        return None
+    try:
+        i, k = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise InputError(f"--shard must be i/k with integers, got {text!r}") from None
+    if not 0 <= i < k:
+        raise InputError(f"--shard i/k needs 0 <= i < k, got {text!r}")
+    return i, k
+
+
+def progress_printer(label: str):
+    """A progress callback that prints to stderr when it is a terminal (rate and time left)."""
+    if not sys.stderr.isatty():
+        return None
+    start = time.monotonic()
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - last[0] < 0.5 and done < total:
+            return
+        last[0] = now
+        rate = done / max(now - start, 1e-9)
+        left = (total - done) / rate if rate > 0 else float("inf")
+        print(f"\r  {label}: {done:,}/{total:,} ({rate:,.0f}/s, {left:,.0f} s left)   ", end="", file=sys.stderr,
+              flush=True)
+        if done >= total:
+            print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None, workers: int = 1,
+          shard: tuple[int, int] | None = None, show_progress: bool = True) -> list[Result]:
+    """Run ``method`` (or both) for one theorem."""
+    if n < 1:
+        raise InputError(f"--n must be >= 1, got {n}")
+    methods = METHODS if method == "both" else (method,)
+    results = []
+    for m in methods:
+        label = f"{theorem.name} n={n} {m}"
+        ctx = Context(timeout=timeout, progress=progress_printer(label) if show_progress else None,
+                      workers=workers, shard=shard)
+        results.append(run_theorem(theorem, n, m, ctx))
+    return results
+
+
+def format_result(r: Result) -> str:
+    mark = {"proved": "PROVED ", "refuted": "REFUTED", "unknown": "UNKNOWN"}[r.verdict]
+    line = f"{mark}  {r.theorem}  n={r.n}  {r.method:<10} checked {r.checked:,} in {r.seconds:.2f} s"
+    if r.reason:
+        line += f"  ({r.reason})"
+    if r.witness is not None:
+        line += f"\n         witness: {json.dumps(r.witness, default=str)[:300]}"
+    if r.counterexample is not None:
+        line += f"\n         counterexample: {json.dumps(r.counterexample, default=str)[:600]}"
+    return line
+
+
+def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
+    """``python -m proofs.<name>``: exit 0 proved, 1 refuted, 3 unknown, 2 bad input."""
+    parser = argparse.ArgumentParser(prog=f"python -m proofs.{theorem.name}", description=theorem.statement)
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--method", choices=(*METHODS, "both"), default="both")
+    parser.add_argument("--timeout", type=float, help="seconds per method")
+    parser.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks")
+    parser.add_argument("--shard", help="i/k: check only the i-th of k parts (exhaustive)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--certificate", metavar="FILE")
+    args = parser.parse_args(argv)
+    try:
+        results = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers,
+                        shard=parse_shard(args.shard))
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.certificate:
+        write_certificate(args.certificate, results)
+    if args.json:
+        print(json.dumps({"n": args.n, "results": [r.to_json() for r in results]}, default=str))
+    else:
+        for r in results:
+            print(format_result(r))
+    message = disagreement(results)
+    if message:
+        print(message, file=sys.stderr)
+        return 1
+    return exit_status(results)
+
+
+def exit_status(results: list[Result]) -> int:
+    if any(r.verdict == "refuted" for r in results):
+        return 1
+    if all(r.verdict == PROVED for r in results):
+        return 0
+    return 3
