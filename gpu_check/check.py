@@ -1,0 +1,89 @@
+"""The whole empirical check for one mask or task: ``mask_to_gpu_check`` and ``task_to_gpu_check``.
+
+Pipeline: refuse empty rows -> build a seeded ``L``-layer stack -> observe its
+dependency pattern with one backend (:mod:`gpu_check.dependency`) -> compare with
+``R(L)`` -> for a task, read the leak gradients of its supervised positions and
+the cross-group gradients of its isolate groups (:mod:`gpu_check.leak_gradients`)
+beside the leaks ``theory.leak.find_leaks`` predicts within ``L`` layers.
+
+The check *passes* when the observed pattern equals ``R(L)`` and, for a task, no
+leak or isolation gradient is nonzero: a bad design fails it even though the
+kernels behave exactly as theory says.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from gpu_check.config import StackConfig
+from gpu_check.dependency import DependencyReport, check_no_empty_rows, dependency_check
+from gpu_check.leak_gradients import (
+    DEFAULT_VOCAB,
+    CrossGradient,
+    PositionGradients,
+    isolation_gradients,
+    leak_gradients,
+    task_inputs,
+)
+from theory.leak import Flow, Leak, find_leaks
+from theory.order import mask_to_order
+
+MAX_DEFAULT_LAYERS = 6
+
+
+@dataclass(frozen=True)
+class GpuCheck:
+    """One gpu-check: the dependency report and, for a task, its leak gradients."""
+
+    subject: str  # the spec or file checked
+    kind: str  # "mask" or "task"
+    report: DependencyReport
+    leak_gradients: tuple[PositionGradients, ...] | None  # None for a mask
+    isolation_gradients: tuple[CrossGradient, ...] | None
+    theory_leaks: tuple[Leak, ...] | None  # find_leaks within L layers
+    theory_isolation: tuple[Flow, ...] | None
+
+    @property
+    def leaking(self) -> bool:
+        """Some supervised output moves with an input holding its target, or a group reads another."""
+        return any(g.leaks for g in self.leak_gradients or ()) or bool(self.isolation_gradients)
+
+    @property
+    def gradients_match_theory(self) -> bool:
+        """Nonzero leak gradients sit exactly where theory says a leak path exists within L layers."""
+        return all((s.norm != 0) == s.path_exists for g in self.leak_gradients or () for s in g.gradients)
+
+    @property
+    def passed(self) -> bool:
+        return self.report.agrees and not self.leaking
+
+
+def default_layers(mask: np.ndarray) -> int:
+    """The convergence depth ``L*`` (so ``R(L) = R*``), at least 1 and at most :data:`MAX_DEFAULT_LAYERS`."""
+    return int(min(max(1, mask_to_order(mask).convergence_depth), MAX_DEFAULT_LAYERS))
+
+
+def mask_to_gpu_check(mask: np.ndarray, layers: int | None = None, backend: str = "manual", device: str = "cpu",
+                      *, seeds: int = 3, config: StackConfig | None = None, subject: str = "",
+                      invert_mha: bool = True) -> GpuCheck:
+    """Dependency pattern of a stack under ``mask`` vs ``R(L)`` (``L`` = :func:`default_layers` when None)."""
+    mask = np.asarray(mask, dtype=bool)
+    check_no_empty_rows(mask, subject or None)
+    layers = default_layers(mask) if layers is None else layers
+    report = dependency_check(mask, layers, backend, device, seeds=seeds, config=config, invert_mha=invert_mha)
+    return GpuCheck(subject, "mask", report, None, None, None, None)
+
+
+def task_to_gpu_check(task, layers: int | None = None, backend: str = "manual", device: str = "cpu", *,
+                      seeds: int = 3, config: StackConfig | None = None, vocab: int = DEFAULT_VOCAB,
+                      invert_mha: bool = True) -> GpuCheck:
+    """The dependency check on the task's embedded inputs, plus its leak and isolation gradients."""
+    check_no_empty_rows(task.mask, task.name or None)
+    layers = default_layers(task.mask) if layers is None else layers
+    report = dependency_check(task.mask, layers, backend, device, seeds=seeds, config=config,
+                              inputs=task_inputs(task, vocab, device), invert_mha=invert_mha)
+    theory = find_leaks(task, layers)
+    return GpuCheck(task.name, "task", report, leak_gradients(task, report), isolation_gradients(task, report),
+                    theory.leaks_within(), theory.isolation_within())

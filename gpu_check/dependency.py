@@ -1,0 +1,245 @@
+"""The observed dependency pattern of a real stack, compared with ``R(L)`` from theory.
+
+Definitions (design.md §9). For a stack with output ``out`` (T, C) on input ``x``
+(T, C), the *observed dependency* of output ``q`` on input ``k`` is
+
+- ``vjp``: ``‖u_qᵀ ∂out_q/∂x_k‖`` for a random probe ``u_q`` (one per output position
+  and seed), read from batched vector–Jacobian products — row ``q`` of one VJP with
+  cotangent ``u_q`` at position ``q`` gives every ``k`` at once. It is exactly zero
+  whenever the Jacobian block ``∂out_q/∂x_k`` is (masked probabilities are exact
+  zeros), and nonzero with probability one otherwise;
+- ``perturbation`` (backends without a backward, FlexAttention on the CPU):
+  ``‖out_q(x + δ e_k) − out_q(x)‖`` for a random ``δ``, with both outputs computed in
+  the same batch, so an unreachable input must leave ``out_q`` bit-identical.
+
+Theory says ``out_q`` can depend on ``x_k`` only if ``R(L)[q, k]``. An ``unexpected``
+pair is nonzero in some seed where ``R(L)[q, k]`` is false: an implementation leak.
+A ``missing`` pair is reachable but zero in *every* seed; a zero in some seeds
+only is a cancellation (a one-key softmax is constant in its score, a probe can be
+orthogonal) and is counted, not reported. NaN counts as nonzero.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, replace
+from typing import Callable
+
+import numpy as np
+import torch
+
+from gpu_check.backends import backend_info, make_attention
+from gpu_check.config import StackConfig, dtype_for
+from gpu_check.model import Stack, build_stack
+from theory.analysis import empty_rows
+from theory.errors import InputError
+from theory.reach import reach
+
+Pair = tuple[int, int]  # (q, k): output q, input k
+
+
+class EmptyRowsError(InputError):
+    """The mask has queries that attend nothing; real kernels disagree on them."""
+
+
+@dataclass(frozen=True)
+class DependencyReport:
+    """Observed dependencies of an ``L``-layer stack beside ``R(L)``."""
+
+    backend: str
+    device: str
+    dtype: str  # "float64" / "float32"
+    layers: int  # L
+    method: str  # "vjp" or "perturbation"
+    theory: np.ndarray  # (T, T) bool, R(L)
+    norms: np.ndarray  # (S, T, T) float, per seed: the observed dependency of out_q on x_k
+    unexpected: tuple[Pair, ...]  # nonzero in some seed, R(L) false: an implementation leak
+    missing: tuple[Pair, ...]  # R(L) true, zero in every seed
+    cancelled: int  # R(L) true, zero in some but not all seeds (not reported as missing)
+    seconds: float
+
+    @property
+    def agrees(self) -> bool:
+        """The observed pattern equals ``R(L)``."""
+        return not self.unexpected and not self.missing
+
+    @property
+    def observed(self) -> np.ndarray:
+        """(T, T) bool: nonzero in some seed (NaN counts as nonzero)."""
+        return (self.norms != 0).any(axis=0)
+
+
+def check_no_empty_rows(mask: np.ndarray, source: str | None = None) -> None:
+    """Raise :class:`EmptyRowsError` if some query attends nothing (its row, diagonal included, is all false).
+
+    Kernels disagree on such rows (the reference gives NaN, SDPA and FlexAttention
+    zeros, MultiheadAttention either), so they are refused before anything runs.
+    """
+    rows = empty_rows(mask)
+    if rows:
+        shown = ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
+        raise EmptyRowsError(f"{len(rows)} empty row(s) (queries attending no key: {shown}); attention kernels "
+                             "disagree there (NaN or zeros), so gpu-check refuses: let every query attend a key",
+                             source)
+
+
+def classify(theory: np.ndarray, norms: np.ndarray) -> tuple[tuple[Pair, ...], tuple[Pair, ...], int]:
+    """``(unexpected, missing, cancelled)`` from ``R(L)`` (T, T) and per-seed norms (S, T, T).
+
+    >>> theory = np.array([[1, 0], [1, 1]], dtype=bool)
+    >>> norms = np.array([[[1., 0.], [0., 2.]], [[1., 3.], [0., 2.]]])  # seed 1 leaks 1 -> 0
+    >>> classify(theory, norms)
+    (((0, 1),), ((1, 0),), 0)
+    """
+    nonzero_any = (norms != 0).any(axis=0)
+    zero_all = (norms == 0).all(axis=0)
+    unexpected = tuple(map(tuple, np.argwhere(~theory & nonzero_any).tolist()))
+    missing = tuple(map(tuple, np.argwhere(theory & zero_all).tolist()))
+    cancelled = int((theory & ~zero_all & (norms == 0).any(axis=0)).sum())
+    return unexpected, missing, cancelled
+
+
+def _generator(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def random_probes(t: int, c: int, seed: int, like: torch.Tensor) -> torch.Tensor:
+    """(T, C) probe vectors ``u_q``, seeded, drawn on the CPU and moved to ``like``'s device and dtype."""
+    return torch.randn(t, c, generator=_generator(seed), dtype=torch.float64).to(like)
+
+
+def observe_vjp(stack: Stack, attention: Callable, x: torch.Tensor, *, seed: int = 0, chunk: int = 32,
+                batched: str = "vmap") -> np.ndarray:
+    """(T, T) ``‖u_qᵀ ∂out_q/∂x_k‖`` for ``x`` of shape (1, T, C), ``chunk`` output positions per backward.
+
+    ``batched="vmap"`` runs one forward and vmaps the backward over the probes
+    (``autograd.grad(…, is_grads_batched=True)``); ``batched="replicate"`` puts the
+    probes in the batch dimension instead (``chunk`` copies of ``x``, one forward and
+    one backward): the same products, for kernels without a batching rule (FlexAttention).
+    """
+    _, t, c = x.shape
+    probes = random_probes(t, c, seed, x)  # (T, C)
+    norms = torch.zeros(t, t, dtype=torch.float64)
+    if batched == "vmap":
+        leaf = x.detach().requires_grad_(True)  # (1, T, C)
+        out = stack(leaf, attention)  # (1, T, C)
+    for start in range(0, t, chunk):
+        rows = torch.arange(start, min(start + chunk, t), device=x.device)
+        b = len(rows)
+        cot = torch.zeros(b, t, c, dtype=x.dtype, device=x.device)  # (b, T, C)
+        cot[torch.arange(b, device=x.device), rows] = probes[rows]
+        if batched == "vmap":
+            (grad,) = torch.autograd.grad(out, leaf, cot[:, None], retain_graph=True,
+                                          is_grads_batched=True)  # (b, 1, T, C)
+            grad = grad[:, 0]  # (b, T, C)
+        elif batched == "replicate":
+            copies = x.detach().expand(b, t, c).clone().requires_grad_(True)  # (b, T, C)
+            (grad,) = torch.autograd.grad(stack(copies, attention), copies, cot)  # (b, T, C)
+        else:
+            raise ValueError(f"batched must be 'vmap' or 'replicate', got {batched!r}")
+        norms[start:start + b] = grad.norm(dim=-1).double().cpu()  # (b, T): row q_b, every k
+    return norms.numpy()
+
+
+def observe_perturbation(stack: Stack, attention: Callable, x: torch.Tensor, *, seed: int = 0,
+                         chunk: int = 32) -> np.ndarray:
+    """(T, T) ``‖out_q(x + δ e_k) − out_q(x)‖`` for ``x`` (1, T, C), forward passes only.
+
+    Each batch holds the unperturbed ``x`` as element 0 and ``chunk`` copies with one
+    input position perturbed each, so "unchanged" means bit-identical to a result of
+    the same kernel call.
+    """
+    _, t, c = x.shape
+    deltas = random_probes(t, c, seed + 10_007, x)  # (T, C)
+    norms = torch.zeros(t, t, dtype=torch.float64)
+    with torch.no_grad():
+        for start in range(0, t, chunk):
+            keys = torch.arange(start, min(start + chunk, t), device=x.device)
+            b = len(keys)
+            batch = x.expand(1 + b, t, c).clone()  # (1 + b, T, C); element 0 unperturbed
+            batch[1 + torch.arange(b, device=x.device), keys] += deltas[keys]
+            out = stack(batch, attention)  # (1 + b, T, C)
+            change = (out[1:] - out[:1]).norm(dim=-1)  # (b, T): perturbed key k_b, every output q
+            norms[:, start:start + b] = change.T.double().cpu()  # (T, b)
+    return norms.numpy()
+
+
+def random_input(t: int, width: int, seed: int, device: str) -> torch.Tensor:
+    """(1, T, C) standard normal inputs, seeded, in the device's check precision."""
+    return torch.randn(1, t, width, generator=_generator(seed + 7919), dtype=torch.float64).to(
+        device=device, dtype=dtype_for(device))
+
+
+def dependency_check(
+    mask: np.ndarray,
+    layers: int,
+    backend: str = "manual",
+    device: str = "cpu",
+    *,
+    seeds: int = 3,
+    config: StackConfig | None = None,
+    inputs: Callable[[int, StackConfig], torch.Tensor] | None = None,
+    method: str | None = None,
+    chunk: int | None = None,
+    invert_mha: bool = True,
+) -> DependencyReport:
+    """Observe the dependency pattern of an ``L``-layer stack under ``mask`` and compare it with ``R(L)``.
+
+    Seed ``s`` draws the stack's weights (``config.seed + s``), the input
+    (``inputs(s, config)`` if given, else standard normal) and the probes.
+    ``method`` defaults to ``vjp`` where the backend has a backward on ``device``,
+    else ``perturbation``.
+
+    Raises
+    ------
+    EmptyRowsError : some query attends nothing (detected before running).
+    InputError : the backend cannot run on the device, or ``vjp`` is asked of a
+        backend without a backward there.
+
+    >>> r = dependency_check(np.tril(np.ones((4, 4), bool)), 1, config=StackConfig(width=4, heads=1), seeds=1)
+    >>> r.agrees, r.method, r.observed.astype(int).tolist()[1]
+    (True, 'vjp', [1, 1, 0, 0])
+    """
+    mask = np.asarray(mask, dtype=bool)
+    check_no_empty_rows(mask)
+    info = backend_info(backend)
+    config = replace(config or StackConfig(), layers=layers)
+    method = method or ("vjp" if info.has_backward(device) else "perturbation")
+    if method == "vjp" and not info.has_backward(device):
+        raise InputError(f"backend {backend} has no backward on {device}; use method 'perturbation'")
+    t = mask.shape[0]
+    chunk = chunk or default_chunk(t, backend, device, config.heads)
+    theory = reach(mask, layers)
+    attention = make_attention(backend, mask, device, invert_mha=invert_mha)
+    start = time.perf_counter()
+    per_seed = []
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*flex_attention called without torch.compile.*")
+        for s in range(seeds):
+            seeded = replace(config, seed=config.seed + s)
+            stack = build_stack(seeded, device)
+            x = inputs(s, seeded) if inputs is not None else random_input(t, config.width, config.seed + s, device)
+            if method == "vjp":
+                batched = "vmap" if info.vmap_backward else "replicate"
+                per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk, batched=batched))
+            else:
+                per_seed.append(observe_perturbation(stack, attention, x, seed=config.seed + s, chunk=chunk))
+    norms = np.stack(per_seed)  # (S, T, T)
+    unexpected, missing, cancelled = classify(theory, norms)
+    return DependencyReport(backend, device, str(dtype_for(device)).removeprefix("torch."), layers, method,
+                            theory, norms, unexpected, missing, cancelled, time.perf_counter() - start)
+
+
+def default_chunk(t: int, backend: str, device: str, heads: int = 2) -> int:
+    """Output positions per batched backward (or perturbed inputs per forward).
+
+    The reference materialises (chunk, H, T, T) score tensors: keep them near the
+    cache on the CPU (8 MiB) and within a few GiB on CUDA. Fused kernels take 32
+    (CPU) or 64 (CUDA) probes at a time; measured in benchmarks/bench_gpu_check.py.
+    """
+    cpu = str(device).startswith("cpu")
+    if backend == "manual":
+        budget = (8 << 20) if cpu else (4 << 30)
+        return int(max(1, min(t, 64, budget // (heads * t * t * 8))))
+    return max(1, min(t, 32 if cpu else 64))
