@@ -6,11 +6,17 @@ PyTorch default initialisation, always on the CPU in float64 and then moved, so 
 seed gives the same weights on every device. Checks run in float64 on the CPU and
 float32 on CUDA (:func:`dtype_for`).
 
+CPU threads: the stacks are small, and on a busy machine several intra-op threads
+wait on each other (measured: 20-40x slower with 2 threads while another process
+held one of the 2 cores). The command line, the benchmark and the tests therefore
+run CPU checks inside :func:`torch_threads` with one thread.
+
 torch is imported inside the functions, so importing this module is cheap.
 """
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from theory.errors import InputError
@@ -71,3 +77,30 @@ def dtype_for(device: str):
     import torch
 
     return torch.float64 if str(device).startswith("cpu") else torch.float32
+
+
+@contextmanager
+def torch_threads(count: int | None = 1):
+    """Run the block with ``count`` intra-op CPU threads, then restore torch's previous setting.
+
+    ``None`` leaves the setting alone.
+
+    >>> import torch
+    >>> before = torch.get_num_threads()
+    >>> with torch_threads(1):
+    ...     torch.get_num_threads()
+    1
+    >>> torch.get_num_threads() == before
+    True
+    """
+    import torch
+
+    if count is None:
+        yield
+        return
+    previous = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
