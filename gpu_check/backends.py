@@ -48,10 +48,10 @@ class BackendInfo:
     vmap_backward: bool = True  # is_grads_batched (vmap over the backward) works through it
 
     def has_backward(self, device: str) -> bool:
-        return _kind(device) in self.backward_devices
+        return device_kind(device) in self.backward_devices
 
     def runs_on(self, device: str) -> bool:
-        return _kind(device) in self.devices
+        return device_kind(device) in self.devices
 
 
 BACKENDS = {
@@ -66,7 +66,8 @@ BACKENDS = {
 CLI_BACKENDS = ("manual", "sdpa", "flex", "mha")
 
 
-def _kind(device) -> str:
+def device_kind(device) -> str:
+    """``"cpu"`` or ``"cuda"`` (the type of a device name such as ``cuda:0``)."""
     return torch.device(device).type
 
 
@@ -108,7 +109,7 @@ def merge_heads(attn: nn.MultiheadAttention, o: torch.Tensor) -> torch.Tensor:
 def manual_attention(q, k, v, mask: torch.Tensor) -> torch.Tensor:
     """The reference: (B, H, T, D) inputs, (T, T) bool mask, (B, H, T, D) output."""
     scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-1, -2)  # (B, H, T, T)
-    scores = scores.masked_fill(~mask, float("-inf"))
+    scores = torch.where(mask, scores, float("-inf"))  # masked keys get -inf, so probability exactly 0
     return scores.softmax(dim=-1) @ v  # (B, H, T, D)
 
 

@@ -29,7 +29,7 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gpu_check.backends import backend_info, make_attention
+from gpu_check.backends import backend_info, device_kind, make_attention
 from gpu_check.config import StackConfig, dtype_for
 from gpu_check.model import Stack, build_stack
 from theory.analysis import empty_rows
@@ -110,22 +110,39 @@ def random_probes(t: int, c: int, seed: int, like: torch.Tensor) -> torch.Tensor
 
 
 def observe_vjp(stack: Stack, attention: Callable, x: torch.Tensor, *, seed: int = 0, chunk: int = 32,
-                batched: str = "vmap") -> np.ndarray:
-    """(T, T) ``‖u_qᵀ ∂out_q/∂x_k‖`` for ``x`` of shape (1, T, C), ``chunk`` output positions per backward.
+                batched: str = "vmap", positions=None) -> np.ndarray:
+    """(T, T) ``‖u_qᵀ ∂out_q/∂x_k‖`` for ``x`` of shape (1, T, C): row q from the VJP of probe ``u_q``.
 
-    ``batched="vmap"`` runs one forward and vmaps the backward over the probes
-    (``autograd.grad(…, is_grads_batched=True)``); ``batched="replicate"`` puts the
-    probes in the batch dimension instead (``chunk`` copies of ``x``, one forward and
-    one backward): the same products, for kernels without a batching rule (FlexAttention).
+    How the T vector–Jacobian products are batched (all give the same matrix):
+
+    - ``"vmap"``: one forward, the backward vmapped over ``chunk`` probes at a time
+      (``autograd.grad(…, is_grads_batched=True)``);
+    - ``"replicate"``: the probes ride in the batch dimension (``chunk`` copies of
+      ``x``, one forward and one backward per chunk), for kernels whose backward
+      has no batching rule (FlexAttention) — the default on CUDA;
+    - ``"loop"``: single-sequence autograd, one forward then one backward per output
+      position (``chunk`` unused) — the naive baseline, and the fastest for the
+      materialising reference on the CPU, where batched (chunk, H, T, T)
+      temporaries fall out of the cache (benchmarks/bench_gpu_check.py).
+
+    ``positions`` limits the probed output positions (default: all); other rows stay 0.
     """
     _, t, c = x.shape
     probes = random_probes(t, c, seed, x)  # (T, C)
+    rows_all = list(range(t)) if positions is None else [int(q) for q in positions]
     norms = torch.zeros(t, t, dtype=torch.float64)
-    if batched == "vmap":
+    if batched not in ("vmap", "replicate", "loop"):
+        raise ValueError(f"batched must be 'vmap', 'replicate' or 'loop', got {batched!r}")
+    if batched != "replicate":
         leaf = x.detach().requires_grad_(True)  # (1, T, C)
         out = stack(leaf, attention)  # (1, T, C)
-    for start in range(0, t, chunk):
-        rows = torch.arange(start, min(start + chunk, t), device=x.device)
+    if batched == "loop":
+        for q in rows_all:
+            (grad,) = torch.autograd.grad(out[0, q] @ probes[q], leaf, retain_graph=True)  # (1, T, C)
+            norms[q] = grad[0].norm(dim=-1).double().cpu()  # (T,)
+        return norms.numpy()
+    for start in range(0, len(rows_all), chunk):
+        rows = torch.tensor(rows_all[start:start + chunk], device=x.device)
         b = len(rows)
         cot = torch.zeros(b, t, c, dtype=x.dtype, device=x.device)  # (b, T, C)
         cot[torch.arange(b, device=x.device), rows] = probes[rows]
@@ -133,13 +150,20 @@ def observe_vjp(stack: Stack, attention: Callable, x: torch.Tensor, *, seed: int
             (grad,) = torch.autograd.grad(out, leaf, cot[:, None], retain_graph=True,
                                           is_grads_batched=True)  # (b, 1, T, C)
             grad = grad[:, 0]  # (b, T, C)
-        elif batched == "replicate":
+        else:
             copies = x.detach().expand(b, t, c).clone().requires_grad_(True)  # (b, T, C)
             (grad,) = torch.autograd.grad(stack(copies, attention), copies, cot)  # (b, T, C)
-        else:
-            raise ValueError(f"batched must be 'vmap' or 'replicate', got {batched!r}")
-        norms[start:start + b] = grad.norm(dim=-1).double().cpu()  # (b, T): row q_b, every k
+        norms[rows.cpu()] = grad.norm(dim=-1).double().cpu()  # (b, T): row q_b, every k
     return norms.numpy()
+
+
+def default_batching(backend: str, device: str) -> str:
+    """How :func:`observe_vjp` batches for a backend on a device (measured on the CPU; CUDA: replicate)."""
+    if device_kind(device) != "cpu":
+        return "replicate"  # every kernel supports a batch; fused kernels' backward may lack vmap rules
+    if backend == "manual":
+        return "loop"
+    return "vmap" if backend_info(backend).vmap_backward else "replicate"
 
 
 def observe_perturbation(stack: Stack, attention: Callable, x: torch.Tensor, *, seed: int = 0,
@@ -212,6 +236,7 @@ def dependency_check(
     chunk = chunk or default_chunk(t, backend, device, config.heads)
     theory = reach(mask, layers)
     attention = make_attention(backend, mask, device, invert_mha=invert_mha)
+    batched = default_batching(backend, device)
     start = time.perf_counter()
     per_seed = []
     with warnings.catch_warnings():
@@ -221,8 +246,15 @@ def dependency_check(
             stack = build_stack(seeded, device)
             x = inputs(s, seeded) if inputs is not None else random_input(t, config.width, config.seed + s, device)
             if method == "vjp":
-                batched = "vmap" if info.vmap_backward else "replicate"
-                per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk, batched=batched))
+                try:
+                    per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk,
+                                                batched=batched))
+                except RuntimeError:  # no batching rule for this kernel's backward: probes in the batch instead
+                    if batched != "vmap":
+                        raise
+                    batched = "replicate"
+                    per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk,
+                                                batched=batched))
             else:
                 per_seed.append(observe_perturbation(stack, attention, x, seed=config.seed + s, chunk=chunk))
     norms = np.stack(per_seed)  # (S, T, T)
@@ -234,12 +266,12 @@ def dependency_check(
 def default_chunk(t: int, backend: str, device: str, heads: int = 2) -> int:
     """Output positions per batched backward (or perturbed inputs per forward).
 
-    The reference materialises (chunk, H, T, T) score tensors: keep them near the
-    cache on the CPU (8 MiB) and within a few GiB on CUDA. Fused kernels take 32
-    (CPU) or 64 (CUDA) probes at a time; measured in benchmarks/bench_gpu_check.py.
+    The reference and eager FlexAttention materialise (chunk, H, T, T) score
+    tensors: keep them near the cache on the CPU (8 MiB) and within a few GiB on
+    CUDA. Fused kernels take 32 (CPU) or 64 (CUDA) probes at a time.
     """
-    cpu = str(device).startswith("cpu")
-    if backend == "manual":
+    cpu = device_kind(device) == "cpu"
+    if backend in ("manual", "flex"):
         budget = (8 << 20) if cpu else (4 << 30)
         return int(max(1, min(t, 64, budget // (heads * t * t * 8))))
     return max(1, min(t, 32 if cpu else 64))
