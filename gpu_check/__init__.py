@@ -1,1 +1,19 @@
-"""gpu_check."""
+"""gpu_check: the theory confirmed in real PyTorch attention layers (design.md §9).
+
+The only package that imports torch, and only in its modules, not here, so that
+``import gpu_check.mask_mod`` stays cheap. One concept per module:
+
+- ``config``      the frozen :class:`~gpu_check.config.StackConfig`, device, precision, threads;
+- ``model``       the stack of pre-norm Transformer blocks with seeded weights;
+- ``backends``    masked attention behind one interface: manual, SDPA, FlexAttention
+                  (eager, compiled), nn.MultiheadAttention (mask inverted explicitly);
+- ``dependency``  the observed dependency pattern (batched VJPs or forward
+                  perturbations) against R(L): unexpected, missing, cancelled;
+- ``embedding``   a task's inputs as symbol + position embeddings;
+- ``leak_gradients``  per supervised position, gradients w.r.t. inputs holding its target;
+- ``check``       the pipeline behind ``hasse gpu-check``;
+- ``compare``     every backend beside the reference on values and gradients;
+- ``train_demo``  clean vs leaky training on i.i.d. tokens, beside ln V;
+- ``run_gpu``     the prepared device run (``python -m gpu_check.run_gpu OUT.json``);
+- ``mask_mod``    torch evaluation of FlexAttention ``mask_mod`` files.
+"""

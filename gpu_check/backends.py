@@ -10,7 +10,7 @@ key k, design.md §2), a backend builds ``attention(attn, h)``: with ``attn`` an
 
 Backends (:data:`BACKENDS`):
 
-- ``manual`` — the readable reference: ``masked_fill(-inf)`` then softmax;
+- ``manual`` — the readable reference: ``where(M, scores, -inf)`` then softmax;
 - ``sdpa`` — ``F.scaled_dot_product_attention`` with the boolean mask (True = attend);
 - ``flex`` — FlexAttention with ``create_block_mask(mask_mod, …, device=…)``, where
   ``mask_mod`` reads ``M`` itself, so masking is token-exact; eager (unfused). On
@@ -55,7 +55,7 @@ class BackendInfo:
 
 
 BACKENDS = {
-    "manual": BackendInfo("manual", "reference: masked_fill(-inf), softmax", ("cpu", "cuda")),
+    "manual": BackendInfo("manual", "reference: where(M, scores, -inf), softmax", ("cpu", "cuda")),
     "sdpa": BackendInfo("sdpa", "F.scaled_dot_product_attention, boolean attn_mask", ("cpu", "cuda")),
     "flex": BackendInfo("flex", "FlexAttention (eager), create_block_mask(device=...)", ("cuda",),
                         vmap_backward=False),

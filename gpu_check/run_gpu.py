@@ -224,7 +224,7 @@ def main(argv=None) -> int:
                 if device == "cuda":
                     torch.cuda.empty_cache()
         if args.naive_sample > 0 and first_sdpa is not None:
-            progress(f"naive baseline: one backward per output position, {args.naive_sample} positions timed")
+            progress("naive baseline: one backward per output position, on a sample of positions")
             try:
                 record["naive_baseline"] = naive_baseline(first_sdpa[0], args.layers, "sdpa", device,
                                                           first_sdpa[1], args.naive_sample)

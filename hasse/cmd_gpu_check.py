@@ -21,10 +21,11 @@ Run a seeded stack of L pre-norm Transformer blocks (LayerNorm, masked multi-hea
 attention, residual; LayerNorm, MLP, residual) with a real attention kernel and
 read which outputs depend on which inputs:
 
-  observed[q, k]  iff  the gradient of output q with respect to input k is nonzero
-                       in some seed (batched vector-Jacobian products), or, for a
-                       kernel without a backward (FlexAttention on the CPU), iff
-                       perturbing input k changes output q at all.
+  observed[q, k]  iff  u_q . d out_q / d x_k is nonzero in some seed, for a random
+                       probe u_q (batched vector-Jacobian products; exactly zero
+                       whenever the Jacobian block is), or, for a kernel without
+                       a backward (FlexAttention on the CPU), iff perturbing
+                       input k changes output q at all.
 
 Theory says output q can depend on input k only if R(L)[q, k] (k reaches q in at
 most L attention hops). A nonzero where R(L) is false is UNEXPECTED: the kernel or
@@ -47,7 +48,7 @@ task .json file (one with "inputs"); anything else is read as a MASK (spec, .npy
 both (butterfly, block_two_stream) is checked as the task, which includes its mask.
 
 backends:
-  manual   the reference: masked_fill(-inf) + softmax
+  manual   the reference: where(M, scores, -inf) + softmax
   sdpa     F.scaled_dot_product_attention with the boolean mask (True = attend)
   flex     FlexAttention, create_block_mask(..., device=...); on the CPU forward
            only, so the pattern comes from forward perturbations (bit-identical
@@ -55,8 +56,9 @@ backends:
   mha      nn.MultiheadAttention; its attn_mask means True = blocked, so the kit
            passes ~M (converted explicitly)
 
-precision: float64 on the CPU, float32 on CUDA; CPU runs use one thread. Default L: the mask's convergence
-depth L* (so R(L) is the limit), at least 1 and at most 6.
+precision: float64 on the CPU, float32 on CUDA; CPU runs use one thread.
+Default L: the mask's convergence depth L* (so R(L) is the limit), at least 1 and
+at most 6.
 
 examples:
   hasse gpu-check butterfly:n=6                        clean: exact zeros, exit 0
