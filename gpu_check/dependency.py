@@ -52,6 +52,7 @@ class DependencyReport:
     dtype: str  # "float64" / "float32"
     layers: int  # L
     method: str  # "vjp" or "perturbation"
+    batching: str | None  # how the VJPs were batched: "vmap", "replicate" or "loop" (None: perturbation)
     theory: np.ndarray  # (T, T) bool, R(L)
     norms: np.ndarray  # (S, T, T) float, per seed: the observed dependency of out_q on x_k
     unexpected: tuple[Pair, ...]  # nonzero in some seed, R(L) false: an implementation leak
@@ -260,7 +261,8 @@ def dependency_check(
     norms = np.stack(per_seed)  # (S, T, T)
     unexpected, missing, cancelled = classify(theory, norms)
     return DependencyReport(backend, device, str(dtype_for(device)).removeprefix("torch."), layers, method,
-                            theory, norms, unexpected, missing, cancelled, time.perf_counter() - start)
+                            batched if method == "vjp" else None, theory, norms, unexpected, missing, cancelled,
+                            time.perf_counter() - start)
 
 
 def default_chunk(t: int, backend: str, device: str, heads: int = 2) -> int:

@@ -28,11 +28,11 @@ from gpu_check.model import Stack, seeded
 from theory.catalog import parse_spec
 from theory.errors import InputError
 
-# clean design -> a bad twin of design.md §4 that leaks (same parameters)
+# clean design -> a bad twin of design.md §4 that leaks, with the same parameters
+# (other pairs: --twin, e.g. mlm:n=8,masked=1+4 beside bad_mlm_unmasked:n=8)
 BAD_TWIN = {
     "butterfly": "bad_butterfly_self",
     "block_two_stream": "bad_block_own_content",
-    "mlm": "bad_mlm_unmasked",
 }
 
 
@@ -78,17 +78,36 @@ class TrainDemo:
         return self.clean.final >= self.ln_vocab - 0.1 and self.leaky.final <= self.ln_vocab - 1.0
 
 
+def _twin(spec: str, pairs: dict[str, str], what: str) -> str:
+    """``spec`` with its name replaced by ``pairs[name]``, keeping the parameters the twin accepts."""
+    from theory.catalog import get_entry
+
+    name, params = parse_spec(spec)
+    if name not in pairs:
+        raise InputError(f"no {what} is known for {name!r} (known: {', '.join(pairs)}); name one with --twin SPEC")
+    accepted = {p.name for p in get_entry(pairs[name], "task").params}
+    kept = ",".join(f"{k}={v}" for k, v in params.items() if k in accepted)
+    return f"{pairs[name]}:{kept}" if kept else pairs[name]
+
+
 def bad_twin(spec: str) -> str:
     """The leaky twin of a clean built-in design, with the same parameters.
 
     >>> bad_twin("butterfly:n=8")
     'bad_butterfly_self:n=8'
+    >>> bad_twin("block_two_stream:n=8,block=2,variant=chain")
+    'bad_block_own_content:n=8,block=2'
     """
-    name, params = parse_spec(spec)
-    if name not in BAD_TWIN:
-        raise InputError(f"no bad twin is known for {name!r} (known: {', '.join(BAD_TWIN)}); "
-                         "name one with --twin SPEC")
-    return f"{BAD_TWIN[name]}:" + ",".join(f"{k}={v}" for k, v in params.items()) if params else BAD_TWIN[name]
+    return _twin(spec, BAD_TWIN, "bad twin")
+
+
+def clean_twin(spec: str) -> str:
+    """The clean design of a bad twin in :data:`BAD_TWIN`, with the same parameters.
+
+    >>> clean_twin("bad_block_own_content:n=8,block=2")
+    'block_two_stream:n=8,block=2'
+    """
+    return _twin(spec, {bad: good for good, bad in BAD_TWIN.items()}, "clean twin")
 
 
 class TaskModel(nn.Module):

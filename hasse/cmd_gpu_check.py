@@ -93,8 +93,8 @@ def register(sub) -> None:
     demo.add_argument("--train-demo", action="store_true",
                       help="train the clean TASK and its leaky twin on i.i.d. tokens; print both loss curves")
     demo.add_argument("--twin", metavar="SPEC", help="the leaky design to train beside TASK "
-                      "(default: butterfly -> bad_butterfly_self, block_two_stream -> bad_block_own_content, "
-                      "mlm -> bad_mlm_unmasked)")
+                      "(default: butterfly <-> bad_butterfly_self, block_two_stream <-> bad_block_own_content, "
+                      "same parameters; given a bad design, its clean twin is trained beside it)")
     demo.add_argument("--steps", type=int, default=300, help="training steps per design (default 300)")
     demo.add_argument("--vocab", type=int, default=16, metavar="V", help="vocabulary size V (default 16)")
     demo.add_argument("--png", metavar="FILE", help="save both loss curves and ln V as a PNG (needs matplotlib)")
@@ -208,6 +208,7 @@ def gpu_check_json(result, subject: str) -> dict:
         "dtype": r.dtype,
         "layers": r.layers,
         "method": r.method,
+        "batching": r.batching,
         "seeds": int(r.norms.shape[0]),
         "agrees": r.agrees,
         "unexpected": [list(p) for p in r.unexpected],
@@ -234,10 +235,12 @@ def gpu_check_report(result, subject: str, names) -> str:
     """The human report of ``hasse gpu-check``."""
     r = result.report
     t = r.theory.shape[0]
-    how = {"vjp": "batched vector-Jacobian products", "perturbation": "forward perturbations (no backward here)"}
+    how = {"vmap": "vector-Jacobian products batched by vmap", "replicate": "vector-Jacobian products batched "
+           "in the batch dimension", "loop": "one vector-Jacobian product per output position",
+           None: "forward perturbations (no backward here)"}
     lines = [
         f"gpu-check {subject} ({result.kind}, {t} positions): backend {r.backend} on {r.device}, {r.dtype}, "
-        f"L = {r.layers}, {r.norms.shape[0]} seed(s), {how[r.method]}",
+        f"L = {r.layers}, {r.norms.shape[0]} seed(s), {how[r.batching]}",
     ]
     reach = int(r.theory.sum())
     if r.agrees:
@@ -301,20 +304,21 @@ def gpu_check_report(result, subject: str, names) -> str:
 
 # --------------------------------------------------------------------------- the training demonstration
 
-def _twin_spec(args, clean_name: str) -> str:
-    from gpu_check.train_demo import bad_twin
-
-    return args.twin or bad_twin(args.subject if not os.path.isfile(args.subject) else clean_name)
-
-
 def run_train_demo(args, device: str) -> int:
     from dataclasses import replace
 
-    from gpu_check.train_demo import DemoConfig, train_demo
+    from gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
+    from theory.catalog import parse_spec
     from theory.task import load_task
 
     clean = load_task(args.subject)
-    leaky = load_task(_twin_spec(args, clean.name))
+    spec = clean.name or args.subject
+    if args.twin:
+        leaky = load_task(args.twin)
+    elif parse_spec(spec)[0] in BAD_TWIN.values():  # a bad design given: train its clean twin beside it
+        clean, leaky = load_task(clean_twin(spec)), clean
+    else:
+        leaky = load_task(bad_twin(spec))
     if clean.tokens != leaky.tokens:
         warn(f"{clean.name} and {leaky.name} have samples of {clean.tokens} and {leaky.tokens} tokens")
     config = replace(DemoConfig(), steps=args.steps, vocab=args.vocab,
@@ -344,8 +348,8 @@ def train_demo_report(demo) -> str:
     c = demo.config
     lines = [f"training demo: {c.steps} steps, batch {c.batch}, i.i.d. tokens over V = {c.vocab}, "
              f"{c.layers} layers of width {c.width}",
-             f"  {'step':>6}  {'clean':>8}  {'leaky':>8}  {'ln V':>6}",
-             f"  {'':>6}  {demo.clean.task[:8]:>8}  {demo.leaky.task[:8]:>8}"]
+             f"clean: {demo.clean.task}    leaky: {demo.leaky.task}",
+             f"  {'step':>6}  {'clean':>8}  {'leaky':>8}  {'ln V':>6}"]
     every = max(1, c.steps // 10)
     for i in list(range(0, c.steps, every)) + ([c.steps - 1] if (c.steps - 1) % every else []):
         lines.append(f"  {i + 1:>6}  {demo.clean.losses[i]:>8.4f}  {demo.leaky.losses[i]:>8.4f}  {demo.ln_vocab:>6.4f}")

@@ -38,7 +38,7 @@ from gpu_check.dependency import (  # noqa: E402
     random_input,
 )
 from gpu_check.model import build_stack  # noqa: E402
-from gpu_check.train_demo import DemoConfig, bad_twin, train_demo  # noqa: E402
+from gpu_check.train_demo import DemoConfig, bad_twin, clean_twin, train_demo  # noqa: E402
 from hasse.cli import main  # noqa: E402
 from theory.catalog import build_mask, build_task  # noqa: E402
 from theory.leak import find_leaks  # noqa: E402
@@ -265,6 +265,7 @@ def test_cli_json_fields_clean_task(capsys):
                   "seconds"):
         assert field in data
     assert (data["backend"], data["device"], data["dtype"], data["kind"]) == ("manual", "cpu", "float64", "task")
+    assert (data["method"], data["batching"], data["seeds"]) == ("vjp", "loop", 3)
     assert data["agrees"] and data["unexpected"] == [] and data["missing"] == []
     assert len(data["leak_gradients"]) == 4 and all(g["max_norm"] == 0 for g in data["leak_gradients"])
 
@@ -389,10 +390,17 @@ def test_train_demo_cli_json_and_png(capsys, tmp_path):
     assert png.stat().st_size > 1000
 
 
-def test_bad_twin_names():
+def test_twin_names():
     assert bad_twin("block_two_stream:n=8,block=2") == "bad_block_own_content:n=8,block=2"
+    assert clean_twin("bad_butterfly_self:n=5") == "butterfly:n=5"
     with pytest.raises(Exception, match="--twin"):
-        bad_twin("causal_lm:n=4")
+        bad_twin("mlm:n=4,masked=1")  # bad_mlm_unmasked takes other parameters: --twin
+
+
+def test_train_demo_cli_given_a_bad_design_trains_its_clean_twin(capsys):
+    code, out, _ = cli(capsys, "bad_butterfly_self:n=3", "--train-demo", "--steps", "5", "--json")
+    data = json.loads(out)
+    assert (data["clean"]["task"], data["leaky"]["task"]) == ("butterfly:n=3", "bad_butterfly_self:n=3")
 
 
 # ---------------------------------------------------------------- the prepared device script, docstrings
