@@ -59,12 +59,12 @@ def default_subjects(n: int) -> list[tuple[str, str]]:
 
 
 def reference_fits(t: int, device: str, heads: int, layers: int) -> tuple[bool, str]:
-    """Whether the manual reference's score tensors fit: saved (L, H, T, T) plus a chunk of (H, T, T) in backward."""
+    """Whether the manual reference's score tensors fit: per probe of a chunk, L saved (H, T, T) plus temporaries."""
     if device_kind(device) != "cuda":
         return True, ""
     itemsize = torch.finfo(dtype_for(device)).bits // 8
     chunk = default_chunk(t, "manual", device, heads)
-    need = (layers + 4 * chunk) * heads * t * t * itemsize
+    need = (layers + 3) * chunk * heads * t * t * itemsize  # probes ride in the batch on CUDA
     free, _ = torch.cuda.mem_get_info()
     if need > free // 2:
         return False, f"needs about {need / 2**30:.1f} GiB of {free / 2**30:.1f} GiB free"
@@ -91,11 +91,10 @@ def _dependency_entry(result, backend: str) -> dict:
     return entry
 
 
-def naive_baseline(mask: np.ndarray, layers: int, backend: str, device: str, kit_seconds: float,
+def naive_baseline(mask: np.ndarray, config: StackConfig, backend: str, device: str, kit_seconds: float,
                    sample: int = NAIVE_SAMPLE) -> dict:
     """Time one backward per output position on ``sample`` positions; extrapolate to all of them."""
     t = mask.shape[0]
-    config = StackConfig(layers=layers)
     stack = build_stack(config, device)
     attention = make_attention(backend, mask, device)
     x = random_input(t, config.width, 0, device)
@@ -131,6 +130,8 @@ def parse_args(argv):
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"))
     p.add_argument("--layers", type=int, default=4, help="Transformer blocks (default 4)")
     p.add_argument("--seeds", type=int, default=1, help="seeds per dependency check (default 1)")
+    p.add_argument("--width", type=int, default=32,
+                   help="model width C; 2 heads of C/2 (default 32: Triton kernels want head dims >= 16)")
     p.add_argument("--backends", default=",".join(DEFAULT_BACKENDS),
                    help=f"comma-separated, from {', '.join(BACKENDS)} (default: all)")
     p.add_argument("--subject", action="append", metavar="KIND:SPEC",
@@ -144,6 +145,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     try:
         device = resolve_device(args.device)
+        config = StackConfig(layers=args.layers, width=args.width, heads=2)
         backends = [b.strip() for b in args.backends.split(",") if b.strip()]
         for b in backends:
             backend_info(b)
@@ -160,7 +162,7 @@ def main(argv=None) -> int:
         "n": args.n, "device": device, "device_name": torch.cuda.get_device_name() if device == "cuda" else
         platform.processor() or platform.machine(), "torch": torch.__version__, "cuda": torch.version.cuda,
         "python": platform.python_version(), "dtype": str(dtype_for(device)).removeprefix("torch."),
-        "layers": args.layers, "seeds": args.seeds, "backends": backends, "subjects": [],
+        "layers": args.layers, "width": args.width, "heads": 2, "seeds": args.seeds, "backends": backends, "subjects": [],
         "naive_baseline": None, "all_agree": None, "finished": False,
     }
     started = time.perf_counter()
@@ -185,11 +187,12 @@ def main(argv=None) -> int:
             record["subjects"].append(entry)
             progress(f"{spec}: {t} positions, comparing backends with the reference")
             runnable = [b for b in backends if BACKENDS[b].runs_on(device)]
-            fits, why = reference_fits(t, device, StackConfig().heads, args.layers)
+            fits, why = reference_fits(t, device, config.heads, args.layers)
             try:
                 if not fits:
                     raise MemoryError(f"the reference does not fit: {why}")
-                for a in compare_backends(mask, [b for b in runnable if b != "manual"], device, layers=args.layers):
+                for a in compare_backends(mask, [b for b in runnable if b != "manual"], device, layers=args.layers,
+                                          config=config):
                     entry["agreement"].append({
                         "backend": a.backend, "value_error": _finite(a.value_error), "grad_error": _finite(a.grad_error),
                         "tolerance": a.tolerance, "agrees": a.agrees, "error": a.error})
@@ -208,9 +211,10 @@ def main(argv=None) -> int:
                 progress(f"{spec}: dependency pattern with {b}")
                 try:
                     if task is not None:
-                        result = task_to_gpu_check(task, args.layers, b, device, seeds=args.seeds)
+                        result = task_to_gpu_check(task, args.layers, b, device, seeds=args.seeds, config=config)
                     else:
-                        result = mask_to_gpu_check(mask, args.layers, b, device, seeds=args.seeds, subject=spec)
+                        result = mask_to_gpu_check(mask, args.layers, b, device, seeds=args.seeds, subject=spec,
+                                                   config=config)
                     e = _dependency_entry(result, b)
                     ok &= result.report.agrees and (task is None or result.gradients_match_theory)
                     if b == "sdpa" and first_sdpa is None:
@@ -226,7 +230,7 @@ def main(argv=None) -> int:
         if args.naive_sample > 0 and first_sdpa is not None:
             progress("naive baseline: one backward per output position, on a sample of positions")
             try:
-                record["naive_baseline"] = naive_baseline(first_sdpa[0], args.layers, "sdpa", device,
+                record["naive_baseline"] = naive_baseline(first_sdpa[0], config, "sdpa", device,
                                                           first_sdpa[1], args.naive_sample)
             except Exception as exc:  # noqa: BLE001
                 record["naive_baseline"] = {"error": _error(exc)}
