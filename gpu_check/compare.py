@@ -46,7 +46,6 @@ class Agreement:
 
 def _run(stack, attention, x, w, with_grad: bool):
     """``(out, [grad_x, grad_params…])`` of ``sum(w * out)``; gradients only when ``with_grad``."""
-    stack.zero_grad(set_to_none=True)
     if not with_grad:
         with torch.no_grad():
             return stack(x, attention), None

@@ -162,7 +162,8 @@ def main(argv=None) -> int:
         "n": args.n, "device": device, "device_name": torch.cuda.get_device_name() if device == "cuda" else
         platform.processor() or platform.machine(), "torch": torch.__version__, "cuda": torch.version.cuda,
         "python": platform.python_version(), "dtype": str(dtype_for(device)).removeprefix("torch."),
-        "layers": args.layers, "width": args.width, "heads": 2, "seeds": args.seeds, "backends": backends, "subjects": [],
+        "layers": args.layers, "width": args.width, "heads": 2, "seeds": args.seeds, "backends": backends,
+        "subjects": [],
         "naive_baseline": None, "all_agree": None, "finished": False,
     }
     started = time.perf_counter()
@@ -194,7 +195,8 @@ def main(argv=None) -> int:
                 for a in compare_backends(mask, [b for b in runnable if b != "manual"], device, layers=args.layers,
                                           config=config):
                     entry["agreement"].append({
-                        "backend": a.backend, "value_error": _finite(a.value_error), "grad_error": _finite(a.grad_error),
+                        "backend": a.backend, "value_error": _finite(a.value_error),
+                        "grad_error": _finite(a.grad_error),
                         "tolerance": a.tolerance, "agrees": a.agrees, "error": a.error})
                     ok &= a.agrees
             except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
@@ -203,7 +205,8 @@ def main(argv=None) -> int:
             save()
             for b in backends:
                 if not BACKENDS[b].runs_on(device):
-                    entry["dependency"].append({"backend": b, "skipped": f"runs on {'/'.join(BACKENDS[b].devices)} only"})
+                    where = "/".join(BACKENDS[b].devices)
+                    entry["dependency"].append({"backend": b, "skipped": f"runs on {where} only"})
                     continue
                 if b == "manual" and not fits:
                     entry["dependency"].append({"backend": b, "skipped": f"reference does not fit: {why}"})
