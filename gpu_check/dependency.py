@@ -228,6 +228,8 @@ def dependency_check(
     """
     mask = np.asarray(mask, dtype=bool)
     check_no_empty_rows(mask)
+    if seeds < 1:
+        raise InputError(f"seeds must be >= 1, got {seeds}")
     info = backend_info(backend)
     config = replace(config or StackConfig(), layers=layers)
     method = method or ("vjp" if info.has_backward(device) else "perturbation")
@@ -246,18 +248,24 @@ def dependency_check(
             seeded = replace(config, seed=config.seed + s)
             stack = build_stack(seeded, device)
             x = inputs(s, seeded) if inputs is not None else random_input(t, config.width, config.seed + s, device)
-            if method == "vjp":
+            while True:
                 try:
-                    per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk,
-                                                batched=batched))
+                    if method == "perturbation":
+                        norms = observe_perturbation(stack, attention, x, seed=config.seed + s, chunk=chunk)
+                    else:
+                        norms = observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk, batched=batched)
+                    break
+                except torch.OutOfMemoryError:  # fewer probes at a time
+                    if chunk == 1:
+                        raise
+                    chunk = max(1, chunk // 2)
+                    if device_kind(device) == "cuda":
+                        torch.cuda.empty_cache()
                 except RuntimeError:  # no batching rule for this kernel's backward: probes in the batch instead
-                    if batched != "vmap":
+                    if batched != "vmap" or method != "vjp":
                         raise
                     batched = "replicate"
-                    per_seed.append(observe_vjp(stack, attention, x, seed=config.seed + s, chunk=chunk,
-                                                batched=batched))
-            else:
-                per_seed.append(observe_perturbation(stack, attention, x, seed=config.seed + s, chunk=chunk))
+            per_seed.append(norms)
     norms = np.stack(per_seed)  # (S, T, T)
     unexpected, missing, cancelled = classify(theory, norms)
     return DependencyReport(backend, device, str(dtype_for(device)).removeprefix("torch."), layers, method,

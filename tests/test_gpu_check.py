@@ -183,6 +183,23 @@ def test_dependency_check_reports_missing_only_if_all_seeds_agree(monkeypatch):
     assert report.missing == ((3, 0),) and not report.agrees
 
 
+def test_out_of_memory_halves_the_chunk_and_missing_vmap_rules_fall_back(monkeypatch):
+    real = dependency_module.observe_vjp
+    chunks = []
+
+    def picky(stack, attention, x, *, chunk, batched, **kw):
+        chunks.append(chunk)
+        if chunk > 2:
+            raise torch.OutOfMemoryError("pretend")
+        if batched == "vmap":
+            raise RuntimeError("pretend: no batching rule")
+        return real(stack, attention, x, chunk=chunk, batched=batched, **kw)
+
+    monkeypatch.setattr(dependency_module, "observe_vjp", picky)
+    report = dependency_check(mask_of("causal:n=6"), 2, "sdpa", seeds=2, config=SMALL, chunk=8)
+    assert report.agrees and report.batching == "replicate" and chunks[:3] == [8, 4, 2]
+
+
 def test_empty_rows_are_detected_before_running(monkeypatch):
     mask = mask_of("causal:n=4").copy()
     mask[2] = False
