@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
+from solvers.dags import canonical_form, rooted_hasse_diagrams
 from theory.catalog import build_family, build_task
 from theory.consistency import check_consistency
 from theory.equivalence import SignatureTable, diagrams_isomorphic, equivalent, equivalent_exact, group_nodes
@@ -22,33 +23,7 @@ from theory.sparse import sparse_realisation
 from theory.task import make_task
 
 # ---------------------------------------------------------------- labelled DAGs up to 5 nodes
-
-
-def rooted_hasse_diagrams(max_nodes=5, alphabet=("a", "b")):
-    """Every rooted labelled Hasse diagram with up to ``max_nodes`` nodes.
-
-    Nodes 0..k-1 in a fixed topological order, node k-1 the root (the only maximal
-    node, everything below it), edges transitively reduced; labels from the alphabet.
-    """
-    for k in range(1, max_nodes + 1):
-        pairs = [(i, j) for j in range(k) for i in range(j)]
-        for bits in itertools.product((0, 1), repeat=len(pairs)):
-            lower = [[] for _ in range(k)]
-            for (i, j), b in zip(pairs, bits):
-                if b:
-                    lower[j].append(i)
-            below = []
-            for j in range(k):
-                acc = {j}
-                for i in lower[j]:
-                    acc |= below[i]
-                below.append(acc)
-            if below[k - 1] != set(range(k)):
-                continue  # not rooted at k-1
-            if any(i in below[i2] for j in range(k) for i in lower[j] for i2 in lower[j] if i != i2):
-                continue  # not transitively reduced
-            for labels in itertools.product(alphabet, repeat=k):
-                yield k, tuple(tuple(ls) for ls in lower), labels
+# (every rooted labelled Hasse diagram, and brute-force canonical forms: solvers.dags)
 
 
 def diagram(lower, labels) -> LabelledHasse:
@@ -57,20 +32,6 @@ def diagram(lower, labels) -> LabelledHasse:
     task = make_task(1, [(s if s.startswith("x") else "[MASK]", 0) for s in ["[MASK]"] * k], [None] * k,
                      np.eye(k, dtype=bool))
     return LabelledHasse(task, tuple((c,) for c in range(k)), inputs, lower)
-
-
-def canonical_form(lower, labels):
-    """Brute force: the smallest encoding over all relabellings that keep the root last."""
-    k = len(labels)
-    best = None
-    for perm in itertools.permutations(range(k - 1)):
-        new = list(perm) + [k - 1]
-        edges = tuple(sorted((new[i], new[j]) for j in range(k) for i in lower[j]))
-        labs = tuple(labels[old] for old in sorted(range(k), key=lambda o: new[o]))
-        code = (k, edges, labs)
-        if best is None or code < best:
-            best = code
-    return best
 
 
 def test_signature_never_splits_equivalent_nodes():
