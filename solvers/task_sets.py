@@ -1,0 +1,99 @@
+"""The task families the task-level theorems quantify over at size ``n``.
+
+- :func:`builtin_families` — the families of design.md §4 on ``n`` tokens: ``ar`` (``n >= 2``),
+  ``block`` for every block size dividing ``n`` (``chain``, and ``clique`` where it differs,
+  ``l >= 2``) and ``infill``;
+- :func:`small_families` — the exhaustive class: every family (an ordered list of tasks,
+  each a labelled Hasse diagram over a 2-symbol alphabet up to isomorphism) with ``n``
+  nodes in all, as tasks (:func:`solvers.dags.dag_to_task`);
+- :func:`random_families` — a seeded sample of larger families (two or three tasks of up to
+  ``n`` nodes each, three symbols), beyond what the exhaustive class reaches.
+
+Counts of the exhaustive class for n = 1 … 5: 2, 11, 68, 469, 3640 (any number of tasks).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Iterator
+
+import numpy as np
+
+from solvers.dags import ALPHABET, Lower, dag_to_task, hasse_shapes, labelled_dags
+
+
+def block_specs(n: int) -> list[str]:
+    """``block:n=…,block=l,variant=v`` for every ``l`` dividing ``n`` (``clique`` only where it differs from ``chain``)."""
+    out = []
+    for block in range(1, n + 1):
+        if n % block == 0:
+            for variant in ("chain", "clique") if block >= 2 else ("chain",):
+                out.append(f"block:n={n},block={block},variant={variant}")
+    return out
+
+
+def builtin_families(n: int) -> list[tuple[str, tuple]]:
+    """``(spec, tasks)`` for every built-in family on ``n`` tokens."""
+    from theory.catalog import build_family
+
+    specs = ([f"ar:n={n}"] if n >= 2 else []) + block_specs(n) + [f"infill:n={n}"]
+    return [(spec, tuple(build_family(spec))) for spec in specs]
+
+
+def compositions(n: int) -> Iterator[tuple[int, ...]]:
+    """Every ordered way to write ``n`` as a sum of positive integers."""
+    if n == 0:
+        yield ()
+        return
+    for first in range(1, n + 1):
+        for rest in compositions(n - first):
+            yield (first, *rest)
+
+
+def small_family_diagrams(n: int) -> Iterator[tuple[tuple[Lower, tuple[str, ...]], ...]]:
+    """Every family of labelled Hasse diagrams (2 symbols, each up to isomorphism) with ``n`` nodes in all."""
+    for sizes in compositions(n):
+        yield from itertools.product(*(labelled_dags(k, ALPHABET) for k in sizes))
+
+
+def small_families(n: int) -> Iterator[tuple[str, tuple]]:
+    """``(description, tasks)`` for every family of :func:`small_family_diagrams`."""
+    for family in small_family_diagrams(n):
+        text = " + ".join(f"{''.join(labels)}{[list(low) for low in lower]}" for lower, labels in family)
+        yield text, tuple(dag_to_task(lower, labels) for lower, labels in family)
+
+
+def small_family_count(n: int) -> int:
+    """How many families :func:`small_families` lists.
+
+    >>> [small_family_count(n) for n in range(1, 5)]
+    [2, 11, 68, 469]
+    """
+    counts = {k: len(labelled_dags(k, ALPHABET)) for k in range(1, n + 1)}
+    return sum(int(np.prod([counts[k] for k in sizes])) for sizes in compositions(n))
+
+
+def random_families(n: int, count: int = 8, seed: int = 0) -> list[tuple[str, tuple]]:
+    """``count`` seeded random families of two or three tasks, each a random labelled Hasse diagram on 1 … n nodes.
+
+    Symbols ``a`` (``x0``), ``b`` (``[MASK]`` predicting 1) and a third, ``c`` (``x1`` at pos 1),
+    so families mix three inputs. The same ``(n, count, seed)`` always gives the same families.
+    """
+    from theory.task import make_task
+
+    rng = np.random.default_rng([seed, n])
+    inputs = {"a": ("x0", 0), "b": ("[MASK]", 1), "c": ("x1", 1)}
+    labels = {"a": None, "b": 1, "c": None}
+    out = []
+    for f in range(count):
+        tasks = []
+        for _ in range(int(rng.integers(2, 4))):
+            k = int(rng.integers(1, n + 1))
+            shapes = hasse_shapes(k)
+            lower = shapes[int(rng.integers(len(shapes)))]
+            symbols = "".join(rng.choice(list("abc"), size=k))
+            mask = dag_to_task(lower, "a" * k).mask
+            tasks.append(make_task(2, [inputs[s] for s in symbols], [labels[s] for s in symbols], mask,
+                                   name=f"{symbols}{[list(low) for low in lower]}"))
+        out.append((f"random family {f} (n={n}, seed={seed}): " + " + ".join(t.name for t in tasks), tuple(tasks)))
+    return out
