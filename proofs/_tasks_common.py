@@ -1,0 +1,117 @@
+"""Small helpers shared by the task-level proof scripts (design.md §5, issue 5).
+
+Time limits: :func:`deadline` turns ``ctx`` into a callable that raises
+``TimeoutError`` once the check's time is spent (``run_theorem`` reports that as
+``unknown``); :func:`solver_time` is the time left for the next Z3 call.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Callable
+
+from proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
+
+
+def deadline(ctx: Context) -> Callable[[], None]:
+    def check() -> None:
+        if ctx.expired():
+            raise TimeoutError(f"after {ctx.timeout:g} s")
+
+    return check
+
+
+def solver_time(ctx: Context) -> float | None:
+    """Seconds left for the next solver call (``None``: no limit); raises ``TimeoutError`` when none is left."""
+    left = ctx.remaining()
+    if left is not None and left <= 0:
+        raise TimeoutError(f"after {ctx.timeout:g} s")
+    return left
+
+
+def report(ctx: Context, done: int, total: int) -> None:
+    if ctx.progress is not None:
+        ctx.progress(done, total)
+
+
+def unknown(answer, checked: int, what: str) -> Outcome:
+    """The solver said unknown: never proved."""
+    return Outcome(UNKNOWN, checked, reason=f"Z3 returned unknown on {what} ({answer.reason})")
+
+
+def proved(checked: int, **details) -> Outcome:
+    return Outcome(PROVED, checked, details=details)
+
+
+def refuted(checked: int, counterexample, **details) -> Outcome:
+    return Outcome(REFUTED, checked, counterexample=counterexample, details=details)
+
+
+def task_json(task) -> dict:
+    """A task as its JSON object (mask rows of 0/1), with its position names."""
+    from theory.task import task_to_dict
+
+    out = task_to_dict(task)
+    out["names"] = list(task.names)
+    return out
+
+
+def upstream_inputs(h, c) -> list:
+    """The multiset of inputs in ``↓c`` of a ``LabelledHasse`` (sorted list)."""
+    return sorted(Counter(x for d in h.down_sets[c] for x in h.inputs[d]).elements())
+
+
+__all__ = ["PROVED", "REFUTED", "UNKNOWN", "deadline", "solver_time", "report", "unknown", "proved", "refuted",
+           "task_json", "upstream_inputs"]
+
+
+def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:
+    """The families the merge theorems check at ``n``: the built-in families on n tokens, then every
+    family of :func:`solvers.task_sets.small_families` with n nodes in all (then seeded random ones)."""
+    from solvers.task_sets import builtin_families, random_families, small_families
+
+    out = builtin_families(n) + list(small_families(n))
+    if with_random:
+        out += random_families(n)
+    return out
+
+
+def named_path(task, path) -> list[str]:
+    return [f"{task.names[p]} ({p})" for p in path]
+
+
+def kit_leak(task) -> dict | None:
+    """The first leak or isolation violation ``theory.leak.find_leaks`` reports in the limit (None: leak-free)."""
+    import theory.leak as leak
+
+    found = leak.find_leaks(task)
+    first = (found.leaks or found.isolation or (None,))[0]
+    if first is None:
+        return None
+    return {"property": "leak" if found.leaks else "isolation", "position": first.position,
+            "source": first.source, "path": named_path(task, first.path), "depth": first.depth,
+            **({"target": first.target} if found.leaks else {}), "leaks": len(found.leaks)}
+
+
+def z3_leak(task, ctx):
+    """``(None, None)`` when Z3 proves the task clean (no leak walk, no isolation walk);
+    ``(violation, None)`` when it finds one; ``(None, answer)`` when the solver says unknown."""
+    from solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
+
+    answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=solver_time(ctx))
+    if answer.status == UNKNOWN:
+        return None, answer
+    if answer.status == SAT:
+        v = answer.value
+        return {"property": "leak", "position": v["position"], "target": v["target"], "source": v["source"],
+                "path": named_path(task, v["path"]), "depth": v["depth"]}, None
+    for g, group in enumerate(task.isolate):
+        others = [p for h, members in enumerate(task.isolate) if h != g for p in members]
+        answer = find_flow_path(task.mask, others, group, timeout=solver_time(ctx))
+        if answer.status == UNKNOWN:
+            return None, answer
+        if answer.status == SAT:
+            v = answer.value
+            return {"property": "isolation", "position": v["position"], "source": v["source"],
+                    "path": named_path(task, v["path"]), "depth": v["depth"]}, None
+    return None, None
