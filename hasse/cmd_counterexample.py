@@ -13,6 +13,19 @@ DESCRIPTION = """\
 Search for the smallest counterexample of a parametric design: try n = 1, 2, ...,
 --max-n and stop at the first task that leaks or breaks isolation (in the limit).
 The counterexample is printed whole: mask, inputs, labels and witness paths.
+
+--method chooses how each size is decided:
+  direct  the kit's leak analysis (default)
+  z3      Z3 on the raw mask rows, independent of the leak code: a walk of N - 1
+          steps in M or I from a position holding a target to the position that
+          predicts it (sat = leak, decoded into its shortest path; unsat = none at
+          any depth), the same between isolate groups; with --inference, an
+          embedding of each supervised inference node's down-set into the design
+  both    both, and fail loudly (exit 1) if they disagree on n, property or task
+With --method z3/both (or --inference), a design that is a family is also checked
+through its merged task (hasse merge), and --inference FAMILY (a family without n,
+e.g. block:block=2) adds training-inference consistency at every n: the property
+"inconsistency" (hasse consistent).
 """
 EPILOG = """\
 DESIGN is
@@ -26,8 +39,13 @@ examples:
   hasse counterexample bad_butterfly_crossed --max-n 8       finds n = 2
   hasse counterexample bad_block_own_content:block=2 --json
   hasse counterexample butterfly --max-n 10                   none: exit 0
+  hasse counterexample bad_butterfly_crossed --method both      direct and Z3 agree: n = 2
+  hasse counterexample infill --method z3 --max-n 6             each task and the merged task
+  hasse counterexample bad_block_query_history:block=2 --inference block:block=2 --method both
+                                                              inconsistent at n = 4
 
-exit status: 1 a counterexample was found; 0 none up to --max-n; 2 bad input.
+exit status: 1 a counterexample was found (or the methods disagree); 0 none up to
+--max-n; 2 bad input; 3 inconclusive (Z3 unknown or --timeout).
 """
 
 
@@ -39,10 +57,19 @@ def register(sub) -> None:
     p.add_argument("--max-n", type=int, default=8, help="largest size to try (default 8)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    p.add_argument("--method", choices=("direct", "z3", "both"), default="direct",
+                   help="decide each size by the leak analysis, by Z3, or both (default direct)")
+    p.add_argument("--inference", metavar="FAMILY",
+                   help="also check consistency with this inference family at every n (e.g. block:block=2)")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds for the Z3 search (then inconclusive)")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
+    if args.method != "direct" or args.inference:
+        from hasse.counterexample_methods import run_methods
+
+        return run_methods(args)
     show = sys.stderr.isatty() and not args.json
 
     def progress(n: int) -> None:
