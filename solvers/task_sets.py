@@ -23,7 +23,7 @@ from solvers.dags import ALPHABET, Lower, dag_to_task, hasse_shapes, labelled_da
 
 
 def block_specs(n: int) -> list[str]:
-    """``block:n=…,block=l,variant=v`` for every ``l`` dividing ``n`` (``clique`` only where it differs from ``chain``)."""
+    """``block:n=…,block=l,variant=v`` for every ``l`` dividing ``n`` (``clique`` where it differs: ``l >= 2``)."""
     out = []
     for block in range(1, n + 1):
         if n % block == 0:

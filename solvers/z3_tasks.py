@@ -200,11 +200,13 @@ def encode_first_task_fixed(solver, f: dict, d: Diagram, k: int) -> None:
         solver.add(f[c, c])
 
 
-def merge_within(diagrams: Sequence[Diagram], k: int, *, timeout: float | None = None) -> Answer:
+def merge_within(diagrams: Sequence[Diagram], k: int, *, symmetry_breaking: bool = True,
+                 timeout: float | None = None) -> Answer:
     """Is there a merged diagram with ``k`` nodes into which every task embeds (injective, cover-exact)?
 
     sat: ``value`` is ``{"inputs": [multiset per node], "lower": [covers per node],
     "maps": [{task node: merged node} per task]}`` (maps in the order of ``diagrams``).
+    ``symmetry_breaking=False`` is the naive encoding (the benchmark's baseline).
     """
     order = sorted(range(len(diagrams)), key=lambda i: -diagrams[i].size)  # largest task first
     multisets = sorted({x for d in diagrams for x in d.inputs})
@@ -214,7 +216,7 @@ def merge_within(diagrams: Sequence[Diagram], k: int, *, timeout: float | None =
     maps = [None] * len(diagrams)
     for i in order:
         maps[i] = encode_task_embedding(solver, i, diagrams[i], k, index, inputs, cov)
-    if diagrams and k > 0:
+    if diagrams and k > 0 and symmetry_breaking:
         encode_first_task_fixed(solver, maps[order[0]], diagrams[order[0]], k)
     status, reason = check(solver, timeout)
     if status != SAT:
@@ -266,7 +268,7 @@ def sources_of(symbol: str) -> frozenset[int]:
 
 
 def encode_walk(solver, mask: np.ndarray, steps: int) -> list[list]:
-    """One-hot ``at[d][v]``: a walk ``v_0 … v_steps`` with ``A[v_{d+1}, v_d]``, ``A = M ∨ I`` (stutter = residual)."""
+    """One-hot ``at[d][v]``: a walk ``v_0 … v_steps``, each step an edge of ``A = M ∨ I`` (staying = residual)."""
     n = mask.shape[0]
     at = [[z3.Bool(f"at_{d}_{v}") for v in range(n)] for d in range(steps + 1)]
     for row in at:
