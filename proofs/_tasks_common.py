@@ -1,5 +1,9 @@
 """Small helpers shared by the task-level proof scripts (design.md §5, issue 5).
 
+Outcomes (:func:`proved`, :func:`refuted`, :func:`unknown`), the families the merge
+theorems check (:func:`families_at`), and leak checks by the kit (:func:`kit_leak`) and
+by Z3 on raw rows (:func:`z3_leak`), both returning the same JSON-able violation.
+
 Time limits: :func:`deadline` turns ``ctx`` into a callable that raises
 ``TimeoutError`` once the check's time is spent (``run_theorem`` reports that as
 ``unknown``); :func:`solver_time` is the time left for the next Z3 call.
@@ -60,9 +64,6 @@ def upstream_inputs(h, c) -> list:
     """The multiset of inputs in ``↓c`` of a ``LabelledHasse`` (sorted list)."""
     return sorted(Counter(x for d in h.down_sets[c] for x in h.inputs[d]).elements())
 
-
-__all__ = ["PROVED", "REFUTED", "UNKNOWN", "deadline", "solver_time", "report", "unknown", "proved", "refuted",
-           "task_json", "upstream_inputs"]
 
 
 def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:

@@ -33,8 +33,8 @@ labels at the image of ``c``: unsat refutes the statement at that node (the
 statement is "every node has a match", so the per-node query is the negation's
 witness search), sat proves that node.
 
-Largest n within 60 s: exhaustive 5 (3640 + 7 families, ~8 s), Z3 5 (~35 s).
-Measured in docs/benchmarks.md.
+Largest n within 60 s (measured, docs/benchmarks.md): exhaustive 5 (3640 + 5
+families, 6.8 s), Z3 5 (25 s); n = 6 does not finish (the class has ~10^5 families).
 
 References. C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951
 (minimal common supergraph of the tasks' Hasse diagrams); design.md §3 (node
