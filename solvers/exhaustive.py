@@ -1,0 +1,262 @@
+"""Exhaustive search over every mask of size n, in vectorised batches decoded from integer indices.
+
+The masks of size ``n`` are numbered ``0 … 2^(n(n-1)) - 1`` (zero diagonal: under
+the residual the diagonal does not matter; n = 5 → 1,048,576 masks, n = 6 → 2^30),
+or ``0 … 2^(n²) - 1`` with the diagonal (the no-residual control). Mask ``i`` is
+:func:`theory.batch.masks_from_indices`; a batch is a contiguous index range,
+decoded at once (aligned power-of-two batches reuse the decoding of their low
+bits, since decoding is bitwise).
+
+:func:`search` runs a vectorised predicate ``flag(rows) -> (B,) bool`` over an
+index range and returns the first flagged index (a counterexample, or a witness
+for an existence statement):
+
+- ``ctx.shard = (i, k)``: only the i-th of k contiguous equal parts of the range;
+- ``ctx.workers = K``: the range is split into K contiguous parts, one process
+  each (forked); ``checked`` is their sum and the first flagged index is the
+  smallest any of them found;
+- ``ctx.progress(done, total)`` after every batch; ``ctx.expired()`` stops the
+  search (the result says how many masks were checked).
+
+Shards run separately combine into one result with :func:`combine` (on the JSON
+objects of their certificates): ``hasse prove NAME --n N --combine part*.json``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import time
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+
+from theory import batch
+
+Flag = Callable[[np.ndarray], np.ndarray]  # packed rows (n, B) -> (B,) bool
+
+
+@dataclass(frozen=True)
+class Search:
+    """What an exhaustive search over ``[start, stop)`` of ``total`` masks found."""
+
+    total: int  # masks in the whole space
+    start: int
+    stop: int
+    checked: int  # masks checked
+    found: int | None  # smallest flagged index, or None
+    timed_out: bool
+    workers: int
+
+    @property
+    def complete(self) -> bool:
+        """Every mask of ``[start, stop)`` was checked (no timeout, no early stop)."""
+        return self.checked == self.stop - self.start
+
+
+def space_size(n: int, diagonal: bool = False) -> int:
+    """Number of masks of size ``n``: ``2^(n(n-1))``, or ``2^(n²)`` with the diagonal."""
+    return 2 ** (n * n if diagonal else n * (n - 1))
+
+
+def part(start: int, stop: int, i: int, k: int) -> tuple[int, int]:
+    """The i-th of k contiguous, nearly equal parts of ``[start, stop)``.
+
+    >>> [part(0, 10, i, 3) for i in range(3)]
+    [(0, 3), (3, 6), (6, 10)]
+    """
+    size = stop - start
+    return start + size * i // k, start + size * (i + 1) // k
+
+
+def decode(n: int, index: int, diagonal: bool = False) -> np.ndarray:
+    """Mask number ``index`` as an ``(n, n)`` bool array."""
+    return batch.unpack(batch.masks_from_indices(n, np.array([index], dtype=np.uint64), diagonal=diagonal), n)[0]
+
+
+@lru_cache(maxsize=8)
+def _low_rows(n: int, diagonal: bool, size: int) -> np.ndarray:
+    return batch.masks_from_indices(n, np.arange(size, dtype=np.uint64), diagonal=diagonal)
+
+
+def _rows(n: int, diagonal: bool, a: int, b: int, size: int) -> np.ndarray:
+    """Packed rows of masks ``a … b-1``; an aligned full batch ORs its high bits onto a cached low part."""
+    if b - a == size and a % size == 0:
+        high = batch.masks_from_indices(n, np.array([a], dtype=np.uint64), diagonal=diagonal)
+        return _low_rows(n, diagonal, size) | high
+    return batch.masks_from_indices(n, np.arange(a, b, dtype=np.uint64), diagonal=diagonal)
+
+
+def default_batch(n: int) -> int:
+    return 1 << (20 if n >= 6 else 18)
+
+
+def _scan(n, flag, diagonal, a, b, size, deadline, on_batch, stop_before):
+    """Check ``[a, b)`` batch by batch; returns (checked, first flagged index or None, timed out)."""
+    checked = 0
+    pos = a
+    while pos < b:
+        if deadline is not None and time.time() >= deadline:
+            return checked, None, True
+        if pos >= stop_before():
+            return checked, None, False
+        end = min(b, (pos // size + 1) * size)
+        flags = np.asarray(flag(_rows(n, diagonal, pos, end, size)), dtype=bool)
+        hits = np.flatnonzero(flags)
+        if hits.size:
+            first = pos + int(hits[0])
+            checked += first - pos + 1
+            on_batch(first - pos + 1, first)
+            return checked, first, False
+        checked += end - pos
+        on_batch(end - pos, None)
+        pos = end
+    return checked, None, False
+
+
+def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue):
+    def on_batch(done, found):
+        with counter.get_lock():
+            counter.value += done
+        if found is not None:
+            with best.get_lock():
+                best.value = min(best.value, found)
+
+    try:
+        queue.put(("ok", _scan(n, flag, diagonal, a, b, size, deadline, on_batch, lambda: best.value)))
+    except BaseException as exc:  # report, never hang the parent
+        queue.put(("error", f"{type(exc).__name__}: {exc}"))
+
+
+def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int | None = None) -> Search:
+    """Run ``flag`` over every mask of size ``n`` (or ``ctx.shard`` of them) and return the first flagged.
+
+    ``ctx`` is a :class:`proofs.core.Context` (``timeout``/``remaining``,
+    ``progress``, ``workers``, ``shard``). With several workers the processes are
+    forked, so ``flag`` may be any callable.
+    """
+    total = space_size(n, diagonal)
+    start, stop = (0, total) if ctx.shard is None else part(0, total, *ctx.shard)
+    size = batch_size or default_batch(n)
+    left = ctx.remaining()
+    deadline = None if left is None else time.time() + left
+    workers = max(1, min(ctx.workers, (stop - start + size - 1) // size or 1))
+    progress = ctx.progress or (lambda done, tot: None)
+
+    if workers == 1:
+        done = [0]
+
+        def on_batch(k, _found):
+            done[0] += k
+            progress(done[0], stop - start)
+
+        checked, found, timed_out = _scan(n, flag, diagonal, start, stop, size, deadline, on_batch, lambda: stop)
+        return Search(total, start, stop, checked, found, timed_out, 1)
+
+    context = mp.get_context("fork")
+    counter = context.Value("q", 0)
+    best = context.Value("q", stop)
+    queue = context.Queue()
+    procs = []
+    for w in range(workers):
+        a, b = part(start, stop, w, workers)
+        procs.append(context.Process(target=_worker, args=(n, flag, diagonal, a, b, size, deadline, counter, best,
+                                                           queue), daemon=True))
+    for p in procs:
+        p.start()
+    replies = []
+    try:
+        while len(replies) < workers:
+            try:
+                replies.append(queue.get(timeout=0.25))
+            except Exception:  # queue.Empty: report progress and keep waiting
+                if not any(p.is_alive() for p in procs) and queue.empty():
+                    raise RuntimeError("an exhaustive worker died without reporting") from None
+            progress(counter.value, stop - start)
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+    errors = [r[1] for r in replies if r[0] == "error"]
+    if errors:
+        raise RuntimeError(f"exhaustive worker failed: {errors[0]}")
+    results = [r[1] for r in replies]
+    founds = [f for _, f, _ in results if f is not None]
+    return Search(total, start, stop, sum(c for c, _, _ in results), min(founds) if founds else None,
+                  any(t for _, _, t in results), workers)
+
+
+# ------------------------------------------------------------------ combining shards
+
+
+def combine(results: list[dict]) -> dict:
+    """One result (a JSON object as in a certificate) from the results of shards run separately.
+
+    Every part must be an exhaustive result of the same theorem, ``n`` and space
+    (``details.total``), with its index range in ``details.range``. Verdict:
+    ``refuted`` if a part found a counterexample (the smallest index wins);
+    for an existence statement ``proved`` if a part found a witness; otherwise
+    ``proved`` (``refuted`` for an existence statement: no mask has the property)
+    only when the completely checked ranges cover every mask exactly once, else
+    ``unknown`` naming what is missing. ``checked`` and ``seconds`` are sums.
+    """
+    if not results:
+        raise ValueError("nothing to combine")
+    first = results[0]
+    key = (first.get("theorem"), first.get("n"), first.get("method"))
+    totals = {r.get("details", {}).get("total") for r in results}
+    for r in results:
+        if (r.get("theorem"), r.get("n"), r.get("method")) != key:
+            raise ValueError(f"cannot combine {r.get('theorem')} n={r.get('n')} {r.get('method')} with "
+                             f"{key[0]} n={key[1]} {key[2]}")
+        if "range" not in r.get("details", {}):
+            raise ValueError(f"{r.get('theorem')} n={r.get('n')}: a part without an index range (not exhaustive)")
+    if len(totals) != 1:
+        raise ValueError(f"parts enumerate different spaces: totals {sorted(totals)}")
+    total = totals.pop()
+    existence = any(r.get("details", {}).get("existence") for r in results)
+    parts = sorted(results, key=lambda r: tuple(r["details"]["range"]))
+    out = {"theorem": key[0], "n": key[1], "method": key[2],
+           "checked": sum(int(r.get("checked", 0)) for r in results),
+           "seconds": round(sum(float(r.get("seconds", 0.0)) for r in results), 4),
+           "details": {"total": total, "range": [0, total], "existence": existence,
+                       "combined": [{k: r.get(k) for k in ("verdict", "checked", "seconds")}
+                                    | {"range": r["details"]["range"], "shard": r["details"].get("shard")}
+                                    for r in parts]},
+           "versions": first.get("versions", {})}
+
+    def smallest(verdict, field):
+        hits = [r for r in parts if r.get("verdict") == verdict and r.get(field) is not None]
+        return min(hits, key=lambda r: r[field].get("index", 0)) if hits else None
+
+    refuted = smallest("refuted", "counterexample")
+    if refuted is not None:
+        return out | {"verdict": "refuted", "counterexample": refuted["counterexample"]}
+    if existence:
+        proved = smallest("proved", "witness")
+        if proved is not None:
+            return out | {"verdict": "proved", "witness": proved["witness"]}
+    covered, gaps, overlaps, pos = 0, [], [], 0
+    for r in parts:
+        a, b = r["details"]["range"]
+        if not r["details"].get("complete"):
+            continue
+        if a < pos:
+            overlaps.append([a, min(b, pos)])
+        elif a > pos:
+            gaps.append([pos, a])
+        covered += b - a
+        pos = max(pos, b)
+    if pos < total:
+        gaps.append([pos, total])
+    if overlaps:
+        raise ValueError(f"parts overlap on index ranges {overlaps}")
+    if gaps:
+        missing = sum(b - a for a, b in gaps)
+        return out | {"verdict": "unknown", "reason": f"the parts leave {missing:,} of {total:,} masks unchecked "
+                                                      f"(index ranges {gaps[:4]}{' …' if len(gaps) > 4 else ''})"}
+    if existence:
+        return out | {"verdict": "refuted", "counterexample": {"none": f"no mask of size {key[1]} has the property"}}
+    return out | {"verdict": "proved"}
