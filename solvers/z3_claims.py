@@ -1,0 +1,228 @@
+"""Z3 encodings of the mask-level theorems of design.md §5, each in a naive and a better form.
+
+``THEOREM_NAME(n, encoding)`` returns the queries (:class:`solvers.z3_masks.Query`)
+whose every ``unsat`` proves the theorem at size ``n`` (for the existence statement
+``no_residual_can_oscillate``: whose ``sat`` gives a witness). The statement sheet of
+each ``proofs/<name>.py`` says what is encoded and why the better form is sound.
+
+- ``naive``: the plain definitions on whole matrices (``R* = A^(n-1)`` by unrolled
+  powers, every index tuple of the claim);
+- ``better``: the same claim after relabelling the positions a counterexample names
+  to ``0, 1, …`` and sorting the others by hop distance from position 0
+  (:func:`solvers.z3_masks.sorted_by_distance`), which needs only the columns of the
+  powers for those sources (``n²`` terms per power instead of ``n³``) and removes
+  the pigeonhole search. Claims on a global maximum are split per source first
+  (``L* = max_k L*_k``: column ``k`` of ``A^(L+1)`` is ``A`` times column ``k`` of
+  ``A^L``, so the columns settle independently and each stays settled).
+
+The theorems on the Hasse diagram and the sparse realisation are in
+:mod:`solvers.z3_hasse`. Nothing here calls the theory code.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from solvers.z3_masks import (Query, _and, _not, _or, encode_column_powers, encode_dependency, encode_layers,
+                              encode_mask, encode_powers, matrices_equal, sorted_by_distance, vectors_equal)
+
+ENCODINGS = ("naive", "better")
+
+
+def _targets(items) -> dict:
+    """Named disjuncts, without the ones that are constant False."""
+    return {name: term for name, term in items if not z3.is_false(term)}
+
+
+def _num(value, bits):
+    return z3.IntVal(value) if bits is None else z3.BitVecVal(value, bits)
+
+
+def _first_index(conditions, bits=None):
+    """The least ``i`` with ``conditions[i]`` (``len(conditions)`` if none), as an integer term."""
+    out = _num(len(conditions), bits)
+    for i in range(len(conditions) - 1, -1, -1):
+        out = z3.If(conditions[i], _num(i, bits), out)
+    return out
+
+
+def _last_index(conditions) -> z3.ArithRef:
+    """The largest ``i`` with ``conditions[i]`` (-1 if none), as an integer term."""
+    out = z3.IntVal(-1)
+    for i, c in enumerate(conditions):
+        out = z3.If(c, z3.IntVal(i), out)
+    return out
+
+
+def _check(encoding: str) -> None:
+    if encoding not in ENCODINGS:
+        raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
+
+
+def _limit_columns(a, sources, depth):
+    """``R*[x][s]`` for the given sources ``s``: column ``s`` of ``A^depth`` (``depth = n - 1``)."""
+    return {s: encode_column_powers(a, s, depth) for s in sources}
+
+
+# ---------------------------------------------------------------- reach_monotone_in_depth
+
+
+def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
+    """``A^L <= A^(L+1)`` entrywise for ``L = 0 … n``."""
+    _check(encoding)
+    m = encode_mask(n)
+    a = encode_dependency(m)
+    if encoding == "naive":
+        p = encode_powers(a, n + 1)
+        target = _targets((f"A^{L}[{q},{k}] and not A^{L + 1}[{q},{k}]", _and(p[L][q][k], _not(p[L + 1][q][k])))
+                          for L in range(n + 1) for q in range(n) for k in range(n))
+        return [Query("A^L <= A^(L+1)", m, [], target)]
+    cols = encode_column_powers(a, 0, n + 1)
+    target = _targets((f"A^{L}[{q},0] and not A^{L + 1}[{q},0]", _and(cols[L][q], _not(cols[L + 1][q])))
+                      for L in range(n + 1) for q in range(n))
+    return [Query("A^L <= A^(L+1), source 0", m, sorted_by_distance(cols, 1), target)]
+
+
+# ---------------------------------------------------------------- reach_stable_by_n_minus_1
+
+
+def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
+    """``A^(n-1) = A^n``; ``L* = min{L : A^L = A^(L+1)}`` equals the largest finite hop distance.
+
+    ``at`` replaces ``n - 1`` in the first claim (``A^at = A^(at+1)``): smaller values
+    are false claims, used to test that the encodings refute them.
+    """
+    _check(encoding)
+    m = encode_mask(n)
+    a = encode_dependency(m)
+    last = max(n - 1, 0) if at is None else at
+    if encoding == "naive":
+        p = encode_powers(a, max(n, last + 1))
+        stable = Query(f"A^{last} = A^{last + 1}", m, [], _targets(
+            (f"A^{last}[{q},{k}] != A^{last + 1}[{q},{k}]", z3.Xor(p[last][q][k], p[last + 1][q][k]))
+            for q in range(n) for k in range(n)))
+        depth = _first_index([matrices_equal(p[L], p[L + 1]) for L in range(n)])
+        layers = [encode_layers(m, k, n) for k in range(n)]
+        nonempty = [_or([layers[k][t][q] for k in range(n) for q in range(n)]) for t in range(n + 1)]
+        longest = _last_index(nonempty)
+        equal = Query("L* = largest finite hop distance", m, [], _targets(
+            [("a hop distance of n or more", nonempty[n]), ("L* != largest hop distance", depth != longest)]))
+        return [stable, equal]
+    cols = encode_column_powers(a, 0, max(n, last + 1))
+    sym = sorted_by_distance(cols, 1)
+    stable = Query(f"A^{last} = A^{last + 1}, source 0", m, sym, _targets(
+        (f"A^{last}[{q},0] != A^{last + 1}[{q},0]", z3.Xor(cols[last][q], cols[last + 1][q])) for q in range(n)),
+        incremental=True)
+    depth = _first_index([vectors_equal(cols[L], cols[L + 1]) for L in range(n)])
+    layers = encode_layers(m, 0, n)
+    nonempty = [_or(layers[t]) for t in range(n + 1)]
+    longest = _last_index(nonempty)
+    equal = Query("L*_0 = largest finite hop distance from 0", m, sym, _targets(
+        [("a hop distance of n or more", nonempty[n]), ("L*_0 != largest hop distance from 0", depth != longest)]),
+        incremental=True)
+    return [stable, equal]
+
+
+# ---------------------------------------------------------------- limit_is_preorder
+
+
+def canonical_roles(length: int) -> list[tuple[int, ...]]:
+    """Restricted growth strings: the ways ``length`` named positions can coincide, labelled
+    ``0, 1, …`` in order of first appearance (any failure can be relabelled to one of them).
+
+    >>> canonical_roles(3)
+    [(0, 0, 0), (0, 0, 1), (0, 1, 0), (0, 1, 1), (0, 1, 2)]
+    """
+    out = [()]
+    for _ in range(length):
+        out = [t + (x,) for t in out for x in range(max(t, default=-1) + 2)]
+    return out
+
+
+def _preorder_targets(r, tuples):
+    """Ways ``R*`` fails to be a preorder; ``r(q, k)`` is ``R*[q][k]``; ``tuples`` are (k, j, q)."""
+    yield from ((f"not R*[{q},{q}]", _not(r(q, q))) for q in sorted({t[0] for t in tuples}))
+    yield from ((f"R*[{q},{j}], R*[{j},{k}], not R*[{q},{k}]", _and(_and(r(q, j), r(j, k)), _not(r(q, k))))
+                for k, j, q in tuples)
+
+
+def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
+    """``R* = A^(n-1)`` is reflexive and transitive (``at`` replaces ``n - 1``: smaller values are false claims)."""
+    _check(encoding)
+    m = encode_mask(n)
+    a = encode_dependency(m)
+    depth = max(n - 1, 0) if at is None else at
+    if encoding == "naive":
+        r = encode_powers(a, depth)[-1]
+        triples = [(k, j, q) for k in range(n) for j in range(n) for q in range(n)]
+        return [Query("R* reflexive and transitive", m, [], _targets(_preorder_targets(lambda q, k: r[q][k],
+                                                                                      triples)))]
+    # A failure names k, j, q: label them 0, 1, 2 in that order (k is the source whose column is sorted).
+    triples = [t for t in canonical_roles(3) if max(t) < n]
+    cols = _limit_columns(a, range(min(2, n)), depth)
+    return [Query("R* reflexive and transitive, (k, j, q) relabelled", m,
+                  sorted_by_distance(cols[0], min(3, n)),
+                  _targets(_preorder_targets(lambda q, k: cols[k][-1][q], triples)), incremental=True)]
+
+
+# ---------------------------------------------------------------- quotient_is_partial_order
+
+
+def _quotient_targets(r, quads, pairs, triples):
+    """``quads`` (k2, k, q, q2), ``pairs`` (k, q), ``triples`` (k, j, q)."""
+    e = lambda q, k: _and(r(q, k), r(k, q))  # noqa: E731 -- same class
+    yield from ((f"[{k}]<=[{q}] depends on representatives {q2}~{q}, {k2}~{k}",
+                 _and(_and(e(q, q2), e(k, k2)), _and(r(q, k), _not(r(q2, k2)))))
+                for k2, k, q, q2 in quads)
+    yield from ((f"not [{q}]<=[{q}]", _not(r(q, q))) for q in sorted({p[0] for p in pairs}))
+    yield from ((f"[{k}]<=[{q}]<=[{k}] but [{k}] != [{q}]", _and(_and(r(q, k), r(k, q)), _not(e(q, k))))
+                for k, q in pairs)
+    yield from ((f"[{k}]<=[{j}]<=[{q}] but not [{k}]<=[{q}]", _and(_and(r(q, j), r(j, k)), _not(r(q, k))))
+                for k, j, q in triples)
+
+
+def quotient_is_partial_order(n: int, encoding: str = "better") -> list[Query]:
+    """On classes (``E = R* and R*^T``), ``[k] <= [q] iff R*[q][k]`` is well defined and a partial order."""
+    _check(encoding)
+    m = encode_mask(n)
+    a = encode_dependency(m)
+    if encoding == "naive":
+        r = encode_powers(a, max(n - 1, 0))[-1]
+        every = range(n)
+        return [Query("order on classes", m, [], _targets(_quotient_targets(
+            lambda q, k: r[q][k], [(a_, b, c, d) for a_ in every for b in every for c in every for d in every],
+            [(k, q) for k in every for q in every], [(k, j, q) for k in every for j in every for q in every])))]
+    fits = lambda ts: [t for t in ts if max(t) < n]  # noqa: E731
+    quads, pairs, triples = fits(canonical_roles(4)), fits(canonical_roles(2)), fits(canonical_roles(3))
+    cols = _limit_columns(a, range(min(4, n)), max(n - 1, 0))
+    return [Query("order on classes, named positions relabelled", m, sorted_by_distance(cols[0], min(4, n)),
+                  _targets(_quotient_targets(lambda q, k: cols[k][-1][q], quads, pairs, triples)), incremental=True)]
+
+
+# ---------------------------------------------------------------- no_residual_can_oscillate
+
+
+def index_bound(n: int) -> int:
+    """``(n-1)^2 + 1``: no ``n x n`` Boolean matrix has a pre-period (index) above it."""
+    return (n - 1) ** 2 + 1
+
+
+def no_residual_can_oscillate(n: int, encoding: str = "better") -> list[Query]:
+    """Existence, ``A = M`` (diagonal free): some mask's powers never settle.
+
+    naive: ``A^T != A^(T+1)`` at ``T = (n-1)^2 + 1``, past any pre-period, so the
+    powers never settle (``unsat`` would refute the statement at this n);
+    better: a lasso of pre-period 0 and period 2, ``A^2 = I != A`` (only two
+    products; ``unsat`` would only say that no witness has that shape).
+    """
+    _check(encoding)
+    m = encode_mask(n, diagonal=True)
+    a = encode_dependency(m, residual=False)
+    if encoding == "naive":
+        t = index_bound(n)
+        p = encode_powers(a, t + 1)
+        return [Query("some mask with A^T != A^(T+1), T = (n-1)^2+1", m, [],
+                      {f"A^{t} != A^{t + 1}": _not(matrices_equal(p[t], p[t + 1]))})]
+    p = encode_powers(a, 2)
+    return [Query("some mask with A^2 = I != A", m, [],
+                  {"A^2 = I and A != I": _and(matrices_equal(p[2], p[0]), _not(matrices_equal(p[1], p[0])))})]
