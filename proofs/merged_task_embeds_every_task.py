@@ -22,9 +22,10 @@ merge says it used, then against every merged node, plus the label check.
 
 Z3 method (independent of ``theory.merge``/``equivalence``/``labelled``). Both the
 task and the merged task are rebuilt from raw rows (:mod:`solvers.posets`). One
-query per task: an injective map of all its nodes into M's nodes, input multisets
-and labels kept, each node's cover set mapped exactly onto its image's cover set
-(``encode_map``, ``encode_injective``, ``encode_cover_exact``). Such a map restricted
+query per task: a map of all its nodes into M's nodes, one-to-one on every
+down-set, input multisets and labels kept, each node's cover set mapped exactly onto
+its image's cover set (``encode_map``, ``encode_injective_on_down_sets``,
+``encode_cover_exact``). Such a map restricted
 to ``↓c`` is an isomorphism onto ``↓f(c)`` (the nodes below ``f(c)`` are exactly the
 images of those below ``c``, by induction in topological order), so sat proves the
 statement for every node of the task, the model is the witness. Only when it is
@@ -122,7 +123,7 @@ def z3_check(n: int, ctx):
                     return unknown(node, f, f"node {c} of task {i} of {desc}")
                 if node.status != SAT:
                     return refuted(f + 1, _node_counterexample(desc, tasks, i, d.members[c], merged.task,
-                                                               "Z3: no injective cover-exact map of its down-set "
+                                                               "Z3: no one-to-one cover-exact map of its down-set "
                                                                "onto a merged node carrying its labels (unsat)"),
                                    solver_calls=calls)
         report(ctx, f + 1, len(families))

@@ -2,14 +2,14 @@
 
 Statement. For every family F checked at n, no merged task of F has fewer nodes
 than ``family_to_merged_task(F)``. A *merged task* is one into which every task
-embeds: an injective map of the task's nodes (classes with input multisets) that
-keeps input multisets and maps each node's cover set exactly onto its image's
-cover set (labels are collected onto the images, so they add no constraint). Such
-a map restricted to ``↓c`` is an isomorphism onto ``↓f(c)``, so every node gets an
-equivalent node (design.md §3); it is what the kit's merge records in ``node_of``.
-(Read node by node — "each node has *some* equivalent node", not one coherent map
-per task — fewer nodes can do: a task of two disjoint chains ``a → b`` needs 4 nodes
-here, 2 node by node.)
+maps so that every node has an equivalent node (design.md §3): a map of the task's
+nodes (classes with input multisets) that keeps input multisets, maps each node's
+cover set exactly onto its image's cover set and is one-to-one on every down-set
+(two nodes with a common upper bound never share an image; labels are collected
+onto the images, so they add no constraint). Such a map restricted to ``↓c`` is an
+isomorphism onto ``↓f(c)``; it is what the kit's merge records in ``node_of``.
+Equal nodes in no common down-set may share an image: a task of two disjoint
+chains ``a → b`` needs 2 merged nodes.
 
 Notation. Node = class of a task's limit order with its input multiset; ``d ⋖ c``: c
 covers d; ``↓c`` the down-set; ``K`` the number of merged nodes.
@@ -30,7 +30,8 @@ new one — pruned at the kit's node count, finds any merged task with fewer nod
 Z3 method (independent of ``theory``: tasks and merged task rebuilt from raw rows by
 :mod:`solvers.posets`). ``merge_within(F, K)``: K merged nodes, each with an input
 multiset (an integer index) and cover Booleans ``cov[m, m']`` for ``m' < m`` (a DAG of
-covers, numbered topologically); per task a one-hot map ``f[c, m]``, injective, with
+covers, numbered topologically); per task a one-hot map ``f[c, m]``, one-to-one on
+every down-set, with
 ``f(c) = m ⇒ inputs(m) = inputs(c) ∧ ∀ m': cov[m, m'] = ∨_{d ⋖ c} f[d, m']`` (and no
 cover of c maps to ``m' ≥ m``). Cover sets are mapped exactly, so each ``↓c`` is mapped
 isomorphically onto ``↓f(c)``, and the images of the covers of c are exactly the covers
@@ -42,11 +43,12 @@ for the built-in and random families the same query at K = kit's nodes must be s
 (the budget is tight, so the unsat is meaningful), its model decoded.
 Refuted: the smaller merged task, decoded, with each task's map.
 
-Largest n within 60 s (measured, docs/benchmarks.md): exhaustive 5, Z3 5 — both
-*refuted* at n = 5 (4.6 s and 11.7 s): the family ``a → a`` then ``{a, a → a}`` (all
-inputs ``x0``) merges into 4 nodes but 3 suffice, because the merge maps the second
-task's lone ``a`` onto the first task's bottom ``a`` and then has no free copy for the
-chain. Proved for n ≤ 4. n = 6 does not finish (the class has ~10^5 families).
+Largest n within 60 s: exhaustive 5, Z3 5 (proved; n = 6 does not finish, the class
+has ~10^5 families). History: an earlier merge kept every node of one task apart
+(injective per task); this theorem refuted it at n = 5 with the family ``a → a`` then
+``{a, a → a}`` (4 nodes where 2 suffice, the lone ``a`` sharing the chain's bottom).
+The merge and the encodings now require one-to-one maps only on down-sets, as
+design.md §3 defines merged tasks (node by node).
 
 References. C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the merge
 as a minimal common supergraph); design.md §3 (minimal merged task, duplicate copies:
@@ -133,7 +135,8 @@ def z3_check(n: int, ctx):
 
 THEOREM = Theorem(
     NAME,
-    "no merged task (every task embedded, injective and cover-exact) has fewer nodes than the kit's merge, for "
+    "no merged task (every node with an equivalent node: cover-exact, one-to-one on down-sets) has fewer nodes "
+    "than the kit's merge, for "
     "the built-in families on n tokens, every family of labelled Hasse diagrams with n nodes in all and 8 "
     "seeded random families",
     exhaustive,

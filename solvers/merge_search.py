@@ -1,16 +1,19 @@
 """The minimum merged task of a small family by exhaustive search (the reference for Z3).
 
-A *merged diagram* for a family is a labelled DAG into which every task embeds:
-an injective map of the task's nodes that keeps input multisets and maps each
-node's cover set exactly onto its image's cover set (design.md §3; the maps the
-kit's merge records in ``node_of``). The images of all tasks form a down-closed
-part of any merged diagram that is a merged diagram by itself, so a minimum one
-is a *quotient* of the tasks' disjoint union: an identification of task nodes
-that never joins two nodes of one task and joins only nodes with the same inputs
-and identified cover sets. :func:`min_merged_nodes` enumerates such quotients
-depth first — each task node (largest task first, nodes in topological order)
-joins a merged node already made (same inputs, same image of its covers, not yet
-used by its task) or makes a new one — and prunes at the best size found so far.
+A *merged diagram* for a family is a labelled DAG into which every task maps so
+that every node has an equivalent node (design.md §3): a map of each task's nodes
+that keeps input multisets, maps each node's cover set exactly onto its image's
+cover set, and is one-to-one on every down-set (two nodes with a common upper
+bound never share an image) — then ``↓c`` is mapped isomorphically onto
+``↓f(c)``. These are the maps the kit's merge records in ``node_of``. The images
+of all tasks form a down-closed part of any merged diagram that is a merged
+diagram by itself, so a minimum one is a *quotient* of the tasks' disjoint union:
+an identification of task nodes that never joins two nodes of one down-set and
+joins only nodes with the same inputs and identified cover sets.
+:func:`min_merged_nodes` enumerates such quotients depth first — each task node
+(largest task first, nodes in topological order) joins a merged node already made
+(same inputs, same image of its covers, not the image of a node sharing a down-set
+with it) or makes a new one — and prunes at the best size found so far.
 
 Exponential in the number of same-input nodes: meant for families of a few
 dozen nodes whose inputs are mostly distinct, or tiny families.
@@ -59,7 +62,9 @@ def _search(diagrams, below: int, deadline) -> Quotient | None:
     best: list = [below, None]
     steps = [0]
 
-    def rec(i: int, c: int, images: list[int], used: set[int], maps: list[tuple[int, ...]]) -> None:
+    ups = [_common_down_set(lower) for _, lower in diagrams]
+
+    def rec(i: int, c: int, images: list[int], maps: list[tuple[int, ...]]) -> None:
         steps[0] += 1
         if deadline is not None and steps[0] % 4096 == 0:
             deadline()
@@ -72,18 +77,32 @@ def _search(diagrams, below: int, deadline) -> Quotient | None:
             return
         inputs, lower = diagrams[i]
         if c == len(inputs):
-            rec(i + 1, 0, [], set(), maps + [tuple(images)])
+            rec(i + 1, 0, [], maps + [tuple(images)])
             return
         covers = frozenset(images[d] for d in lower[c])
+        taken = {images[d] for d in range(c) if ups[i][c][d]}  # one-to-one on every down-set
         for m in range(len(merged_inputs)):
-            if m not in used and merged_inputs[m] == inputs[c] and merged_lower[m] == covers:
-                rec(i, c + 1, images + [m], used | {m}, maps)
+            if m not in taken and merged_inputs[m] == inputs[c] and merged_lower[m] == covers:
+                rec(i, c + 1, images + [m], maps)
         merged_inputs.append(inputs[c])
         merged_lower.append(covers)
         m = len(merged_inputs) - 1
-        rec(i, c + 1, images + [m], used | {m}, maps)
+        rec(i, c + 1, images + [m], maps)
         merged_inputs.pop()
         merged_lower.pop()
 
-    rec(0, 0, [], set(), [])
+    rec(0, 0, [], [])
     return best[1]
+
+
+def _common_down_set(lower) -> list[list[bool]]:
+    """``share[c][d]``: nodes ``c`` and ``d`` lie in a common down-set (they have a common upper bound)."""
+    size = len(lower)
+    below: list[set[int]] = []
+    for c in range(size):
+        acc = {c}
+        for d in lower[c]:
+            acc |= below[d]
+        below.append(acc)
+    up = [{w for w in range(size) if c in below[w]} for c in range(size)]
+    return [[bool(up[c] & up[d]) for d in range(size)] for c in range(size)]

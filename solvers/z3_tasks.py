@@ -12,14 +12,14 @@ Maps between diagrams (nodes with input multisets, covers ``lower[c]``):
 - :func:`encode_cover_exact` — ``f`` maps the cover set of ``c`` exactly onto the
   cover set of ``f(c)`` (both inclusions).
 
-An injective, cover-exact map of ``↓c`` is an isomorphism of ``↓c`` onto ``↓f(c)``: by
+A cover-exact map that is one-to-one on ``↓c`` is an isomorphism of ``↓c`` onto ``↓f(c)``: by
 induction in topological order the nodes below ``f(c)`` are exactly the images of the
 nodes below ``c``, and edges are preserved both ways. So :func:`find_embedding` decides
 node equivalence (design.md §3) and, over a whole task, a coherent embedding of the
 task as a down-closed part of another diagram.
 
 - :func:`find_isomorphism` — a bijection preserving covers, inputs and labels;
-- :func:`find_embedding` — an injective cover-exact map, optionally of one down-set with
+- :func:`find_embedding` — a cover-exact map, one-to-one on every down-set, optionally of one down-set with
   a given root, optionally carrying labels;
 - :func:`merge_within` — a merged diagram with ``K`` nodes into which every task embeds
   (design.md §3, minimality: unsat at one node fewer than the kit's merge);
@@ -94,6 +94,20 @@ def encode_injective(solver, f: dict) -> None:
             solver.add(z3.AtMost(*xs, 1))
 
 
+def encode_injective_on_down_sets(solver, f: dict, d: Diagram, nodes) -> None:
+    """No two source nodes with a common upper bound (both in one down-set) share a target."""
+    below = d.below()
+    up = {c: {w for w in range(d.size) if c in below[w]} for c in nodes}
+    targets = {m for (_, m) in f}
+    nodes = sorted(nodes)
+    for a_i, a in enumerate(nodes):
+        for b in nodes[a_i + 1:]:
+            if up[a] & up[b]:
+                for m in targets:
+                    if (a, m) in f and (b, m) in f:
+                        solver.add(z3.Not(z3.And(f[a, m], f[b, m])))
+
+
 def encode_onto(solver, f: dict, targets: Sequence[int]) -> None:
     """Every target node is hit exactly once (with :func:`encode_map`: a bijection)."""
     hit = _by_target(f)
@@ -141,7 +155,7 @@ def find_isomorphism(a: Diagram, b: Diagram, *, labels: bool = True, root: bool 
 
 def find_embedding(src: Diagram, tgt: Diagram, *, root: int | None = None, labels: bool = True,
                    root_labels=None, timeout: float | None = None) -> Answer:
-    """An injective, cover-exact map of ``src`` (or of ``↓root``) into ``tgt``, inputs preserved.
+    """A cover-exact map of ``src`` (or of ``↓root``) into ``tgt``, one-to-one on every down-set, inputs preserved.
 
     With ``labels`` every node's ``(input, target)`` pairs must be carried by its image;
     with ``root_labels`` (a set of such pairs) only those, at the image of the root
@@ -155,7 +169,7 @@ def find_embedding(src: Diagram, tgt: Diagram, *, root: int | None = None, label
         allowed[root] = [m for m in allowed[root] if set(root_labels) <= tgt.labels[m]]
     solver = z3.Solver()
     f = encode_map(solver, "emb", nodes, allowed)
-    encode_injective(solver, f)
+    encode_injective_on_down_sets(solver, f, src, nodes)
     encode_cover_exact(solver, f, src.lower, tgt.lower)
     status, reason = check(solver, timeout)
     return Answer(status, _decode_map(solver.model(), f) if status == SAT else None, reason)
@@ -177,9 +191,9 @@ def encode_merged_nodes(solver, k: int, alphabet: int) -> tuple[list, dict]:
 
 
 def encode_task_embedding(solver, i: int, d: Diagram, k: int, index: dict, inputs: list, cov: dict) -> dict:
-    """Task ``i`` maps injectively into the ``K`` merged nodes, inputs kept, covers mapped exactly."""
+    """Task ``i`` maps into the ``K`` merged nodes, one-to-one on down-sets, inputs kept, covers mapped exactly."""
     f = encode_map(solver, f"f{i}", range(d.size), {c: list(range(k)) for c in range(d.size)})
-    encode_injective(solver, f)
+    encode_injective_on_down_sets(solver, f, d, range(d.size))
     for (c, m), x in f.items():
         parts = [inputs[m] == index[d.inputs[c]]]
         for m2 in range(k):
@@ -189,26 +203,33 @@ def encode_task_embedding(solver, i: int, d: Diagram, k: int, index: dict, input
     return f
 
 
-def encode_first_task_fixed(solver, f: dict, d: Diagram, k: int) -> None:
-    """Symmetry breaking: the largest task's node ``c`` is merged node ``c`` (for ``c < K``).
+def largest_down_set(d: Diagram) -> list[int]:
+    """The nodes of the largest down-set ``↓c`` of ``d``, in topological order."""
+    below = d.below()
+    return sorted(max(below, key=len)) if below else []
 
-    Loses no solution: a task's image is down-closed (nothing outside it lies below
-    it), so numbering that image first, in the task's own topological order, and the
-    other merged nodes after it is again a topological numbering.
+
+def encode_first_task_fixed(solver, f: dict, d: Diagram, k: int) -> None:
+    """Symmetry breaking: the ``j``-th node of ``d``'s largest down-set is merged node ``j`` (for ``j < K``).
+
+    Loses no solution: the map is one-to-one on that down-set and its image is the
+    down-set of the root's image (nothing outside it lies below it), so numbering that
+    image first, in the task's own topological order, and the other merged nodes after
+    it is again a topological numbering.
     """
-    for c in range(min(d.size, k)):
-        solver.add(f[c, c])
+    for j, c in enumerate(largest_down_set(d)[:k]):
+        solver.add(f[c, j])
 
 
 def merge_within(diagrams: Sequence[Diagram], k: int, *, symmetry_breaking: bool = True,
                  timeout: float | None = None) -> Answer:
-    """Is there a merged diagram with ``k`` nodes into which every task embeds (injective, cover-exact)?
+    """Is there a merged diagram with ``k`` nodes into which every task maps (cover-exact, one-to-one on down-sets)?
 
     sat: ``value`` is ``{"inputs": [multiset per node], "lower": [covers per node],
     "maps": [{task node: merged node} per task]}`` (maps in the order of ``diagrams``).
     ``symmetry_breaking=False`` is the naive encoding (the benchmark's baseline).
     """
-    order = sorted(range(len(diagrams)), key=lambda i: -diagrams[i].size)  # largest task first
+    order = sorted(range(len(diagrams)), key=lambda i: -len(largest_down_set(diagrams[i])))  # largest down-set first
     multisets = sorted({x for d in diagrams for x in d.inputs})
     index = {x: u for u, x in enumerate(multisets)}
     solver = z3.Solver()

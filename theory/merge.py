@@ -5,16 +5,22 @@ representative per group (first task, then canonical order), add the
 representatives' Hasse edges between groups, copy inputs and collect labels. The
 merged task's dense mask is ``M*[q, k]`` iff ``node(k) <= node(q)``.
 
-Construction. The tasks are embedded one after the other into a growing merged
+Construction. The tasks are mapped one after the other into a growing merged
 diagram: a task node goes to an existing merged node of its group whose covered
-nodes are exactly the images of its own covered nodes (and that this task does not
-use yet), otherwise to a new merged node with those covers. Each merged down-set
-is then an isomorphic copy of the task down-sets mapped onto it, so every task
-embeds. When no down-set holds two distinct equivalent nodes, every group gets
+nodes are exactly the images of its own covered nodes — unless that merged node is
+already the image of another node of the same task with which it shares an upper
+bound (both in one down-set) — otherwise to a new merged node with those covers.
+The map is then one-to-one on every down-set and maps covers exactly onto covers,
+so each ``↓u`` is mapped isomorphically onto ``↓node(u)``: every node has an
+equivalent merged node carrying its labels. Two nodes of one task never share a
+merged node only when they lie in a common down-set; equal ones in different
+down-sets (two separate ``a``, a lone ``a`` and the bottom of ``a -> a``) share it.
+When no down-set holds two distinct equivalent nodes, every group therefore gets
 exactly one merged node (its covers' groups coincide for all equivalent nodes) —
 one node per group, which no merged task can beat. Otherwise (design.md §3, the
-duplicate-copies case) a group keeps as many copies as the down-sets need and the
-result lists them in ``copies``.
+duplicate-copies case) a group keeps the copies the down-sets need, chosen
+greedily, and the result lists them in ``copies``; the Z3 check of
+``merged_task_is_minimum`` decides the true minimum for small families.
 """
 
 from __future__ import annotations
@@ -95,18 +101,18 @@ def family_to_merged_task(tasks: Sequence[Task], name: str = "merged") -> Merged
     node_of: list[tuple[int, ...]] = []
     for i, h in enumerate(diagrams):
         images: list[int] = []
-        used: set[int] = set()
+        up = _up_sets(h)
         for c in range(h.size):
             covers = frozenset(images[d] for d in h.lower[c])
             key = (grouping.group[i][c], covers)
-            target = next((m for m in index.get(key, ()) if m not in used), None)
+            taken = {images[d] for d in range(c) if up[d] & up[c]}  # images within a common down-set
+            target = next((m for m in index.get(key, ()) if m not in taken), None)
             if target is None:
                 target = len(node_group)
                 node_group.append(key[0])
                 node_lower.append(tuple(sorted(covers)))
                 first.append((i, c))
                 index.setdefault(key, []).append(target)
-            used.add(target)
             images.append(target)
         node_of.append(tuple(images))
 
@@ -134,6 +140,15 @@ def family_to_merged_task(tasks: Sequence[Task], name: str = "merged") -> Merged
     task = make_task(tokens, inputs, [sorted(ls) or None for ls in labels], mask, name=name,
                      names=_unique_names(names))
     return MergedTask(task, grouping, tuple(node_of), tuple(members), tuple(node_group), tuple(node_lower), copies)
+
+
+def _up_sets(h: LabelledHasse) -> list[int]:
+    """``up[c]``: bitset of the nodes ``>= c``; two nodes lie in a common down-set iff their up-sets meet."""
+    up = [0] * h.size
+    for w, down in enumerate(h.down_sets):
+        for c in down:
+            up[c] |= 1 << w
+    return up
 
 
 def _collect_labels(h: LabelledHasse, c: int, merged_positions, inputs, labels) -> None:
