@@ -154,6 +154,22 @@ def _gpu_section(tour: Tour) -> None:
                    "dependencies caught", len(wrong.unexpected) > 0)
 
 
+def _prove_section(tour: Tour) -> None:
+    import time
+
+    from proofs import registry
+    from proofs.script import disagreement, prove
+
+    _section("9. The theorems for n = 4, each by exhaustive search and by Z3 (hasse prove all --n 4 --method both)")
+    start = time.monotonic()
+    for name in registry.NAMES:
+        results = prove(registry.get(name), 4, "both", timeout=120, show_progress=False)
+        verdicts = ", ".join(f"{r.method} {r.verdict} ({r.checked:,} checked, {r.seconds:.1f} s)" for r in results)
+        tour.check(f"{name}: {verdicts}",
+                   all(r.verdict == "proved" for r in results) and disagreement(results) is None)
+    print(f"   ({time.monotonic() - start:.0f} s in all)")
+
+
 def run(args) -> int:
     from hasse.render_text import matrix_view
 
@@ -212,6 +228,7 @@ def run(args) -> int:
     _leak_section(tour)
     _merge_section(tour)
     _gpu_section(tour)
+    _prove_section(tour)
 
     print()
     if tour.failures:
