@@ -32,6 +32,10 @@ examples:
   hasse prove limit_is_preorder --n 8 --method z3 --timeout 60
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --workers 2
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
+  hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
+
+A shard alone is "unknown" (partial) unless it finds a counterexample; --combine
+reads the shards' certificates and gives one verdict for the whole space.
 
 exit status: 0 every result proved; 1 a result refuted (or the methods disagree);
 3 some result unknown (timeout); 2 bad input.
@@ -52,13 +56,14 @@ def register(sub) -> None:
     p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts")
     p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
     p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
+    p.add_argument("--combine", nargs="+", metavar="CERT",
+                   help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     from proofs import registry
-    from proofs.core import write_certificate
-    from proofs.script import disagreement, exit_status, format_result, parse_shard, prove
+    from proofs.script import disagreement, format_result, parse_shard, prove
 
     if args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -66,6 +71,10 @@ def run(args) -> int:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     shard = parse_shard(args.shard)
     names = registry.NAMES if args.name == "all" else (args.name,)
+    if args.combine:
+        if args.name != "all":
+            registry.get(args.name)
+        return _report(args, _combined(args.combine, names, args.n), [])
     theorems = [registry.get(name) for name in names]
     results, loud = [], []
     for theorem in theorems:
@@ -78,6 +87,48 @@ def run(args) -> int:
         if not args.json:
             for r in rs:
                 print(format_result(r), flush=True)
+    return _report(args, results, loud, printed=True)
+
+
+def _combined(paths: list[str], names, n: int):
+    """One result per (theorem, method) from the results in shard certificates."""
+    import json
+
+    from proofs.core import Result
+    from solvers.exhaustive import combine
+
+    groups: dict = {}
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = json.load(fh)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror}", path) from None
+        except json.JSONDecodeError as exc:
+            raise InputError(f"not JSON (line {exc.lineno}, column {exc.colno})", path) from None
+        parts = data.get("results") if isinstance(data, dict) else None
+        if not isinstance(parts, list):
+            raise InputError('not a certificate: no "results" list', path)
+        for r in parts:
+            if r.get("theorem") in names and r.get("n") == n:
+                groups.setdefault((r["theorem"], r.get("method")), []).append(r)
+    if not groups:
+        raise InputError(f"no results for {' '.join(names) if len(names) == 1 else 'any theorem'} at n = {n} in "
+                         f"{', '.join(paths)}")
+    try:
+        combined = [combine(parts) for parts in groups.values()]
+    except ValueError as exc:
+        raise InputError(f"cannot combine: {exc}") from None
+    return [Result(**{k: c.get(k) for k in Result.__dataclass_fields__ if k in c}) for c in combined]
+
+
+def _report(args, results, loud, printed: bool = False) -> int:
+    from proofs.core import write_certificate
+    from proofs.script import exit_status, format_result
+
+    if not args.json and not printed:
+        for r in results:
+            print(format_result(r), flush=True)
     if args.certificate:
         try:
             write_certificate(args.certificate, results)
