@@ -14,13 +14,13 @@ Notation (design.md §2). ``R* = A^(L*)``; strict order ``S = R* and not R*^T``;
 covering ``H = S and not (S . S)``; classes = mutual reachability. Zero-diagonal
 masks: ``2^(n(n-1))``.
 
-Exhaustive. Every mask in vectorised batches with the engine's batched code
+Exhaustive method. Every mask in vectorised batches with the engine's batched code
 (:func:`theory.batch.closure`, :func:`theory.batch.covering`): ``closure(H or E) = R*``;
 then, pair by pair of class representatives ``(c, d)`` with a Hasse edge, the
 sub-batch of masks having it gets the edge removed and its closure computed.
 Counterexample: the mask, the pair, or the redundant edge and the other path.
 
-Z3 (:func:`solvers.z3_hasse.hasse_closure_is_limit`).
+Z3 method (:func:`solvers.z3_hasse.hasse_closure_is_limit`).
 - naive: ``R* = A^(n-1)`` and the closure of ``G`` as ``G^(n-1)`` by unrolled powers;
   (a) every pair; (b) for every pair ``(q, k)``, ``H[q, k]`` and the ``(n-1)``-th power
   of ``G`` minus that class edge still has ``(q, k)``: ``n²`` extra closures;

@@ -7,12 +7,12 @@ Notation (design.md §2). ``A = I or M``; ``L* = min{L : A^L = A^(L+1)} <= n - 1
 (``reach_stable_by_n_minus_1``), so ``R* = A^(n-1)``; ``k ≼ q`` iff ``R*[q, k]``.
 Zero-diagonal masks: ``2^(n(n-1))``.
 
-Exhaustive. Every mask in vectorised batches; ``R*`` is the engine's batched closure
+Exhaustive method. Every mask in vectorised batches; ``R*`` is the engine's batched closure
 (:func:`theory.batch.closure`, ``⌈log₂(n−1)⌉`` Boolean squarings of ``A``) — the code
 under test; a mask fails if a diagonal bit is missing or ``R* . R*`` has an entry
 ``R*`` lacks. Counterexample: the mask and the position or triple ``(q, j, k)``.
 
-Z3 (:func:`solvers.z3_claims.limit_is_preorder`).
+Z3 method (:func:`solvers.z3_claims.limit_is_preorder`).
 - naive: ``R* = A^(n-1)`` by unrolled powers on whole matrices; negation: a
   non-reflexive position or a triple breaking transitivity, over all ``n³`` triples;
 - better: a failure names at most three positions ``k, j, q``; relabel them ``0, 1,

@@ -11,12 +11,12 @@ Notation (design.md §2, "Without residual"). ``A = M``, the diagonal included:
 ``2^(n²)`` masks. The sequence of powers of a Boolean matrix is eventually periodic;
 it settles iff the period is 1.
 
-Exhaustive. Masks in index order, in vectorised batches
+Exhaustive method. Masks in index order, in vectorised batches
 (:func:`theory.batch.power_cycle`: the first repeat among the powers gives pre-period
 and period of every mask at once), stopping at the first with period ≥ 2. The
 witness is re-checked with plain numpy powers.
 
-Z3 (:func:`solvers.z3_claims.no_residual_can_oscillate`), a satisfiable query.
+Z3 method (:func:`solvers.z3_claims.no_residual_can_oscillate`), a satisfiable query.
 - naive: ``M^T != M^(T+1)`` at ``T = (n-1)² + 1``, beyond any pre-period, so the
   powers never settle (``unsat`` would refute the statement): ``T + 1`` unrolled powers;
 - better: the lasso ``M^2 = I != M`` (pre-period 0, period 2): two products.

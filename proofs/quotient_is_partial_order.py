@@ -9,14 +9,14 @@ Notation (design.md §2). ``A = I or M``, ``R* = A^(L*) = A^(n-1)``; classes are
 strongly connected components; ``[q]`` the class of ``q``. Zero-diagonal masks:
 ``2^(n(n-1))``.
 
-Exhaustive. Every mask in vectorised batches with the engine's batched code
+Exhaustive method. Every mask in vectorised batches with the engine's batched code
 (:mod:`theory.batch`: closure, equivalence, class representatives = smallest
 members): well defined iff every row and every column of ``R*`` equals that of its
 representative; reflexive; antisymmetric iff mutually reachable positions have the
 same representative; transitive on the representatives. Counterexample: the mask,
 the part that fails, the classes involved.
 
-Z3 (:func:`solvers.z3_claims.quotient_is_partial_order`).
+Z3 method (:func:`solvers.z3_claims.quotient_is_partial_order`).
 - naive: ``R* = A^(n-1)`` by unrolled powers; negation over every quadruple
   ``(q, q2, k, k2)`` with ``q ~ q2``, ``k ~ k2``, ``R*[q, k]``, not ``R*[q2, k2]`` (well
   defined), every position (reflexive), pair (antisymmetric) and triple (transitive);

@@ -9,11 +9,11 @@ Notation (design.md §2). ``M[q, k]``: query ``q`` attends key ``k``; ``A = I or
 Masks with a zero diagonal only: under the residual the diagonal plays no role,
 so there are ``2^(n(n-1))`` of them.
 
-Exhaustive. Every mask, in vectorised batches (:mod:`theory.batch`: packed rows,
+Exhaustive method. Every mask, in vectorised batches (:mod:`theory.batch`: packed rows,
 ``A^0 … A^(n+1)`` by Boolean products); a mask fails if some ``A^L & ~A^(L+1)`` is
 non-zero. Counterexample: the mask, ``L``, the pair ``(q, k)`` and a path ``k -> q``.
 
-Z3 (:func:`solvers.z3_claims.reach_monotone_in_depth`).
+Z3 method (:func:`solvers.z3_claims.reach_monotone_in_depth`).
 - naive: unrolled powers ``A^0 … A^(n+1)`` on whole matrices; negation: some
   ``L, q, k`` with ``A^L[q,k]`` and not ``A^(L+1)[q,k]``;
 - better: WLOG ``k = 0`` (relabel), so only column 0 of the powers

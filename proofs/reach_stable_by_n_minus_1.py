@@ -9,13 +9,13 @@ Notation (design.md §2). ``A = I or M``; ``A^L[q, k]``: a walk of ``L`` steps
 ``q = k``), computed by breadth-first layers along ``M`` alone — a second route,
 not the powers. Zero-diagonal masks: ``2^(n(n-1))``.
 
-Exhaustive. Every mask in vectorised batches: ``A^0 … A^n`` (:func:`theory.batch.powers`),
+Exhaustive method. Every mask in vectorised batches: ``A^0 … A^n`` (:func:`theory.batch.powers`),
 ``L*`` as the first repeat among them (:func:`theory.batch.first_repeat`, -1 if
 none before ``n``), the largest hop distance by breadth-first layers
 (:func:`theory.batch.max_hop_distance`). Counterexample: the mask, the part that
 fails, a pair and its path.
 
-Z3 (:func:`solvers.z3_claims.reach_stable_by_n_minus_1`), two queries each.
+Z3 method (:func:`solvers.z3_claims.reach_stable_by_n_minus_1`), two queries each.
 - naive: unrolled powers ``A^0 … A^n``; (a) some entry of ``A^(n-1)`` and ``A^n``
   differs; (b) ``L*`` as an if-then-else chain over ``A^L = A^(L+1)``, the largest
   hop distance over the breadth-first layers ``F_0 … F_n`` from every source, with
@@ -71,7 +71,8 @@ def explain(mask: np.ndarray) -> dict:
     depth = int(batch.convergence_depth(rows, batch.powers(rows, n))[0])
     dist = batch.hop_distances(rows)[0]
     q, k = (int(x) for x in np.unravel_index(int(np.argmax(dist)), dist.shape))
-    return {"part": "L* != largest hop distance", "L*": depth, "largest_hop_distance": int(dist.max()),
+    return {"part": "L* != largest hop distance", "L*": depth,
+            "largest_hop_distance": int(batch.max_hop_distance(rows)[0]),
             "farthest_pair": [q, k], "path": shortest_path(mask, k, q)}
 
 

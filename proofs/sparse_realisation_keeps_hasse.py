@@ -23,12 +23,12 @@ It is computed from the classes and the Hasse diagram, never from ``S``.
 Notation (design.md §2). ``L*(S) = min{L : B^L = B^(L+1)}`` with ``B = I or S``;
 zero-diagonal masks: ``2^(n(n-1))``.
 
-Exhaustive. Every mask in vectorised batches (:mod:`theory.batch`:
+Exhaustive method. Every mask in vectorised batches (:mod:`theory.batch`:
 ``sparse_realisation``, ``closure``, ``convergence_depth`` of ``S``; the prediction
 from ``equivalence``, ``covering`` and breadth-first distances along the Hasse
 diagram). Counterexample: the mask, ``S``, and the pair or the two depths.
 
-Z3 (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
+Z3 method (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
 - naive: ``R* = A^(n-1)`` by unrolled powers, ``S`` built from it (classes, smallest
   members, cycle successor, Hasse edges), ``R*(S) = S^(n-1)`` and ``L*(S)`` from the
   powers ``S^0 … S^n`` (if-then-else chain), ``pd`` with integers; two queries;

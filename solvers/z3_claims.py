@@ -86,6 +86,20 @@ def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
 # ---------------------------------------------------------------- reach_stable_by_n_minus_1
 
 
+def encode_convergence_depth(powers: list) -> z3.ArithRef:
+    """``L* = min{L : P_L = P_(L+1)}`` over ``powers = [P_0 … P_n]`` (matrices or columns); ``n`` if none."""
+    same = matrices_equal if isinstance(powers[0][0], list) else vectors_equal
+    return _first_index([same(powers[L], powers[L + 1]) for L in range(len(powers) - 1)])
+
+
+def encode_longest_distance(layers_by_source: list) -> tuple[z3.ArithRef, list]:
+    """The largest ``t`` with a non-empty breadth-first layer ``F_t`` (over all the sources given),
+    and the non-emptiness of each layer."""
+    upto = len(layers_by_source[0])
+    nonempty = [_or([x for layers in layers_by_source for x in layers[t]]) for t in range(upto)]
+    return _last_index(nonempty), nonempty
+
+
 def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
     """``A^(n-1) = A^n``; ``L* = min{L : A^L = A^(L+1)}`` equals the largest finite hop distance.
 
@@ -101,10 +115,8 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
         stable = Query(f"A^{last} = A^{last + 1}", m, [], _targets(
             (f"A^{last}[{q},{k}] != A^{last + 1}[{q},{k}]", z3.Xor(p[last][q][k], p[last + 1][q][k]))
             for q in range(n) for k in range(n)))
-        depth = _first_index([matrices_equal(p[L], p[L + 1]) for L in range(n)])
-        layers = [encode_layers(m, k, n) for k in range(n)]
-        nonempty = [_or([layers[k][t][q] for k in range(n) for q in range(n)]) for t in range(n + 1)]
-        longest = _last_index(nonempty)
+        depth = encode_convergence_depth(p[: n + 1])
+        longest, nonempty = encode_longest_distance([encode_layers(m, k, n) for k in range(n)])
         equal = Query("L* = largest finite hop distance", m, [], _targets(
             [("a hop distance of n or more", nonempty[n]), ("L* != largest hop distance", depth != longest)]))
         return [stable, equal]
@@ -113,10 +125,8 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
     stable = Query(f"A^{last} = A^{last + 1}, source 0", m, sym, _targets(
         (f"A^{last}[{q},0] != A^{last + 1}[{q},0]", z3.Xor(cols[last][q], cols[last + 1][q])) for q in range(n)),
         incremental=True)
-    depth = _first_index([vectors_equal(cols[L], cols[L + 1]) for L in range(n)])
-    layers = encode_layers(m, 0, n)
-    nonempty = [_or(layers[t]) for t in range(n + 1)]
-    longest = _last_index(nonempty)
+    depth = encode_convergence_depth(cols[: n + 1])
+    longest, nonempty = encode_longest_distance([encode_layers(m, 0, n)])
     equal = Query("L*_0 = largest finite hop distance from 0", m, sym, _targets(
         [("a hop distance of n or more", nonempty[n]), ("L*_0 != largest hop distance from 0", depth != longest)]),
         incremental=True)

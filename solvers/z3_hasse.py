@@ -21,7 +21,7 @@ from solvers.z3_masks import (Query, _and, _not, _or, encode_closure_relation, e
 # ---------------------------------------------------------------- hasse_closure_is_limit
 
 
-def _hasse_parts(r, n):
+def encode_hasse_diagram(r, n):
     """Strict order, covering relation (Hasse diagram on positions), classes and ``G = H or E``."""
     s = [[_and(r[q][k], _not(r[k][q])) for k in range(n)] for q in range(n)]
     ss = encode_product(s, s)
@@ -44,7 +44,7 @@ def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
     a = encode_dependency(m)
     if encoding == "naive":
         r = encode_powers(a, max(n - 1, 0))[-1]
-        _, h, e, g = _hasse_parts(r, n)
+        _, h, e, g = encode_hasse_diagram(r, n)
         c = encode_powers(g, max(n - 1, 0))[-1]
         closure = Query("closure of the Hasse diagram = R*", m, [], _targets(
             (f"closure[{q},{k}] != R*[{q},{k}]", z3.Xor(c[q][k], r[q][k])) for q in range(n) for k in range(n)))
@@ -54,7 +54,7 @@ def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
             for q in range(n) for k in range(n)))
         return [closure, minimal]
     r, hyp = encode_closure_relation(m, "R")
-    _, h, e, g = _hasse_parts(r, n)
+    _, h, e, g = encode_hasse_diagram(r, n)
     c, hyp_c = encode_closure_relation(g, "C")
     pairs = [(k, q) for k, q in canonical_roles(2) if max(k, q) < n]  # (k, q) relabelled 0, 1
     closure = Query("closure of the Hasse diagram = R*, (k, q) relabelled", m, hyp + hyp_c, _targets(
@@ -70,14 +70,14 @@ def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
 # ---------------------------------------------------------------- sparse_realisation_keeps_hasse
 
 
-def _sparse_parts(r, n):
+def encode_sparse_realisation(r, n):
     """Classes, smallest members, the cycle successor and the sparse mask ``S`` built from ``R*``.
 
     ``S[t][x]``: ``t == x``; or ``t`` is the member after ``x`` in its class (members
     ascending, the largest followed by the smallest); or ``t`` and ``x`` are the
     smallest members of their classes and ``[x] -> [t]`` is a Hasse edge.
     """
-    _, h, e, _ = _hasse_parts(r, n)
+    _, h, e, _ = encode_hasse_diagram(r, n)
     first = [z3.And([_not(e[q][j]) for j in range(q)]) if q else z3.BoolVal(True) for q in range(n)]
     last = [z3.And([_not(e[q][j]) for j in range(q + 1, n)]) if q < n - 1 else z3.BoolVal(True) for q in range(n)]
     nxt = [[None] * n for _ in range(n)]  # nxt[x][t]: t follows x in the cycle of its class
@@ -96,7 +96,7 @@ def _gt(a, b):
     return z3.UGT(a, b) if z3.is_bv(a) else a > b
 
 
-def _predicted_distances(e, h, first, n, bits=None):
+def encode_predicted_distances(e, h, first, n, bits=None):
     """``pd[y][x]``, the predicted hop distance in ``S`` from ``x`` to ``y`` (``R*[y][x]``): with ``i``, ``j`` the
     ranks of ``x``, ``y`` in their classes and ``s`` sizes, ``(j - i) mod s`` in one class, else
     ``((-i) mod s_x) + delta([x], [y]) + j`` (``delta``: breadth-first layers over the Hasse diagram)."""
@@ -131,21 +131,21 @@ def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Que
     a = encode_dependency(m)
     if encoding == "naive":
         r = encode_powers(a, max(n - 1, 0))[-1]
-        e, h, first, s = _sparse_parts(r, n)
+        e, h, first, s = encode_sparse_realisation(r, n)
         ps = encode_powers(s, n)
         same = Query("R*(S) = R*(M)", m, [], _targets(
             (f"R*(S)[{q},{k}] != R*[{q},{k}]", z3.Xor(ps[max(n - 1, 0)][q][k], r[q][k]))
             for q in range(n) for k in range(n)))
         depth = _first_index([matrices_equal(ps[L], ps[L + 1]) for L in range(n)])
-        deep = Query("L*(S) = predicted depth", m, [], {"L*(S) != predicted": depth != _largest(_predicted_distances(e, h, first, n), r)})
+        deep = Query("L*(S) = predicted depth", m, [], {"L*(S) != predicted": depth != _largest(encode_predicted_distances(e, h, first, n), r)})
         return [same, deep]
     # Over preorders R (the limits R*, encode_preorder), then a certificate: R and the
     # predicted distances pd satisfy the equations whose only solution is reachability
     # and hop distance in S (solvers.z3_masks.encode_distances): R*(S) = R, dist_S = pd.
     r, hyp = encode_preorder(n, "R")
-    e, h, first, s = _sparse_parts(r, n)
+    e, h, first, s = encode_sparse_realisation(r, n)
     bits = (3 * n + 1).bit_length() + 1  # distances and sizes stay below 3n
-    pd = _predicted_distances(e, h, first, n, bits)
+    pd = encode_predicted_distances(e, h, first, n, bits)
     queries = []
     for x in range(n):  # one pair of queries per source x: smaller problems, solved one after the other
         closed, justified, shortest = [], [], []

@@ -125,12 +125,11 @@ def product(left: np.ndarray, right: np.ndarray, sel: np.ndarray | None = None) 
     """
     n = left.shape[0]
     sel = selectors(left) if sel is None else sel
-    out = np.zeros_like(right)
-    tmp = np.empty_like(right[0])
-    for q in range(n):
-        for k in range(n):
-            np.bitwise_and(sel[q, k], right[k], out=tmp)
-            out[q] |= tmp
+    out = np.bitwise_and(sel[:, 0], right[0])  # (n, B): every row q at once, key k = 0
+    tmp = np.empty_like(out)
+    for k in range(1, n):
+        np.bitwise_and(sel[:, k], right[k], out=tmp)
+        out |= tmp
     return out
 
 
