@@ -33,6 +33,7 @@ from typing import Callable
 import numpy as np
 
 from theory import batch
+from theory.errors import InputError
 
 Flag = Callable[[np.ndarray], np.ndarray]  # packed rows (n, B) -> (B,) bool
 
@@ -82,6 +83,8 @@ def _low_rows(n: int, diagonal: bool, size: int) -> np.ndarray:
 
 def _rows(n: int, diagonal: bool, a: int, b: int, size: int) -> np.ndarray:
     """Packed rows of masks ``a … b-1``; an aligned full batch ORs its high bits onto a cached low part."""
+    if b > 1 << 64:
+        raise InputError(f"exhaustive search of masks of size {n}: indices beyond 2^64 are out of reach")
     if b - a == size and a % size == 0:
         high = batch.masks_from_indices(n, np.array([a], dtype=np.uint64), diagonal=diagonal)
         return _low_rows(n, diagonal, size) | high
@@ -157,7 +160,7 @@ def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int |
 
     context = mp.get_context("fork")
     counter = context.Value("q", 0)
-    best = context.Value("q", stop)
+    best = context.Value("q", min(stop, (1 << 63) - 1))
     queue = context.Queue()
     procs = []
     for w in range(workers):
