@@ -21,9 +21,9 @@ Z3 method (:func:`solvers.z3_claims.limit_is_preorder`).
   columns 0 and 1 of ``A^(n-1)`` are needed. Disjuncts checked one at a time on one
   solver (incremental).
 
-Largest n that runs fast: exhaustive n = 5 in well under a second; Z3 within
-60 s: better about 19, naive 5 (docs/benchmarks.md, "Proofs: exhaustive and Z3
-(issue 5)").
+Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
+Z3 (issue 5)"): exhaustive n = 5 in 0.04 s; Z3 within 60 s: better n = 20 (32 s),
+naive n = 6 (8 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the
 limit of the flow is a preorder); design.md §2 (preorder) and §5.

@@ -21,9 +21,10 @@ Z3 method (:func:`solvers.z3_claims.no_residual_can_oscillate`), a satisfiable q
   powers never settle (``unsat`` would refute the statement): ``T + 1`` unrolled powers;
 - better: the lasso ``M^2 = I != M`` (pre-period 0, period 2): two products.
 
-Largest n that runs fast: exhaustive any n up to 8 (the first witness, a swap of
-positions 0 and 1, has index 2 + 2^n); Z3 within 60 s: better ≥ 40, naive about
-12 (docs/benchmarks.md, "Proofs: exhaustive and Z3 (issue 5)").
+Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
+Z3 (issue 5)"): exhaustive any n up to 8 in a hundredth of a second (the first
+witness, a swap of positions 0 and 1, is mask 2 + 2^n); Z3 within 60 s: better
+n = 64 (22 s, the end of the ladder), naive n = 14 (42 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the
 role of the residual in the convergence theorem); design.md §2 and §5.

@@ -25,9 +25,9 @@ Z3 method (:func:`solvers.z3_claims.quotient_is_partial_order`).
   coincide), and sort the others by hop distance from 0; columns 0–3 of ``A^(n-1)``
   only. Disjuncts checked one at a time (incremental).
 
-Largest n that runs fast: exhaustive n = 5 in well under a second; Z3 within
-60 s: better about 14, naive 5 (docs/benchmarks.md, "Proofs: exhaustive and Z3
-(issue 5)").
+Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
+Z3 (issue 5)"): exhaustive n = 5 in 0.3 s; Z3 within 60 s: better n = 14 (28 s),
+naive n = 6 (36 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the
 quotient of the limit preorder is the partial order drawn as the Hasse diagram);

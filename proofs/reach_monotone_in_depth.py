@@ -20,9 +20,9 @@ Z3 method (:func:`solvers.z3_claims.reach_monotone_in_depth`).
   (``n²`` terms per power instead of ``n³``), the other positions sorted by hop
   distance from 0 (:func:`solvers.z3_masks.sorted_by_distance`).
 
-Largest n that runs fast: exhaustive n = 5 (1,048,576 masks) in about a second;
-Z3 within 60 s: see docs/benchmarks.md "Proofs: exhaustive and Z3 (issue 5)"
-(better ≥ 40, naive about 18).
+Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
+Z3 (issue 5)"): exhaustive n = 5 (1,048,576 masks) in 0.07 s; Z3 within 60 s:
+better n = 40 (58 s), naive n = 16 (27 s; the better one takes 0.5 s there).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the
 convergence of deep information flow); design.md §2 and §5.

@@ -43,8 +43,9 @@ Z3 method (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
   one query pair per source, disjuncts checked one at a time (``QF_BV`` solver).
   No relabelling: ``S`` depends on the numbering.
 
-Largest n that runs fast: exhaustive n = 5 in a few seconds; Z3 within 60 s:
-better 6–7, naive 5 (docs/benchmarks.md, "Proofs: exhaustive and Z3 (issue 5)").
+Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
+Z3 (issue 5)"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 7 (46 s),
+naive n = 5 (9 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (any mask
 with the same limit realises the same Hasse diagram); design.md §2 (dense mask,
