@@ -22,16 +22,9 @@ import importlib
 import time
 
 from benchmarks._timing import run_with_timeout
+from proofs.registry import MASK_LEVEL
 
-THEOREMS = (
-    "reach_monotone_in_depth",
-    "reach_stable_by_n_minus_1",
-    "limit_is_preorder",
-    "quotient_is_partial_order",
-    "hasse_closure_is_limit",
-    "no_residual_can_oscillate",
-    "sparse_realisation_keeps_hasse",
-)
+THEOREMS = MASK_LEVEL
 LADDER = tuple(range(1, 17)) + (18, 20, 24, 28, 32, 40, 48, 56, 64)
 LIMIT = 60.0
 

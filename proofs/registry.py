@@ -23,6 +23,9 @@ NAMES = (
     "butterfly_is_leak_free_with_full_coverage",
 )
 
+MASK_LEVEL = NAMES[:7]  # quantified over every mask of size n
+TASK_LEVEL = NAMES[7:]  # over labelled DAGs, task families and the case studies
+
 
 def get(name: str) -> Theorem:
     """The theorem called ``name`` (:class:`InputError` naming the known ones otherwise)."""
