@@ -64,24 +64,9 @@ class Found:
 
 def _sizes(design: str, max_n: int, build, progress):
     """``(n, tasks)`` for every n at which the design exists; skipped sizes collected in the returned list."""
-    from theory.counterexample import _is_file_design
+    from theory.counterexample import design_sizes
 
-    skipped: list[tuple[int, str]] = []
-
-    def gen():
-        for n in range(1, max_n + 1):
-            if progress:
-                progress(n)
-            try:
-                tasks = build(n)
-            except InputError as exc:
-                if _is_file_design(design):
-                    raise
-                skipped.append((n, str(exc).split(": ", 1)[-1]))
-                continue
-            yield n, tasks
-
-    return gen(), skipped
+    return design_sizes(design, max_n, build, progress)
 
 
 def _inference_builder(inference: str | None):

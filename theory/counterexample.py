@@ -93,22 +93,38 @@ def _file_builder(path: str, function: str, source: str) -> Callable[[int], list
     return build
 
 
+def design_sizes(design: str, max_n: int, build, progress=None):
+    """``(generator of (n, tasks), skipped)`` for ``n = 1 … max_n``.
+
+    Sizes at which a built-in design does not exist (its builder raises InputError)
+    are skipped and collected as ``(n, reason)``; a ``file.py`` design's error is raised.
+    """
+    skipped: list[tuple[int, str]] = []
+
+    def gen():
+        for n in range(1, max_n + 1):
+            if progress:
+                progress(n)
+            try:
+                tasks = build(n)
+            except InputError as exc:
+                if _is_file_design(design):
+                    raise
+                skipped.append((n, str(exc).split(": ", 1)[-1]))
+                continue
+            yield n, tasks
+
+    return gen(), skipped
+
+
 def find_counterexample(design: str, max_n: int, *, progress: Callable[[int], None] | None = None) -> Counterexample:
     """Try ``n = 1 … max_n`` and return the first task that leaks or breaks isolation."""
     if max_n < 1:
         raise InputError(f"--max-n must be >= 1, got {max_n}")
     build = design_builder(design)
-    checked, skipped = [], []
-    for n in range(1, max_n + 1):
-        if progress:
-            progress(n)
-        try:
-            tasks = build(n)
-        except InputError as exc:
-            if _is_file_design(design):
-                raise
-            skipped.append((n, str(exc).split(": ", 1)[-1]))
-            continue
+    checked: list[int] = []
+    found, skipped = design_sizes(design, max_n, build, progress)
+    for n, tasks in found:
         checked.append(n)
         for task in tasks:
             report = find_leaks(task)
