@@ -22,9 +22,9 @@ import json
 import sys
 
 from benchmarks._timing import best_time, run_with_timeout
-from theory.catalog import build_mask
-from theory.order import mask_to_order
-from theory.reference import reference_order  # imported here so the forked baseline does not time it
+from hasse.theory.catalog import build_mask
+from hasse.theory.order import mask_to_order
+from hasse.theory.reference import reference_order  # imported here so the forked baseline does not time it
 
 
 def spec_for(family: str, n: int) -> str:

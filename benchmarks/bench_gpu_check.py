@@ -58,11 +58,11 @@ def main(argv=None) -> int:
 
     import torch
 
-    from gpu_check.backends import make_attention
-    from gpu_check.config import StackConfig, torch_threads
-    from gpu_check.dependency import default_batching, default_chunk, dependency_check, observe_vjp, random_input
-    from gpu_check.model import build_stack
-    from theory.catalog import build_mask
+    from hasse.gpu_check.backends import make_attention
+    from hasse.gpu_check.config import StackConfig, torch_threads
+    from hasse.gpu_check.dependency import default_batching, default_chunk, dependency_check, observe_vjp, random_input
+    from hasse.gpu_check.model import build_stack
+    from hasse.theory.catalog import build_mask
 
     warnings.filterwarnings("ignore", message=".*flex_attention called without torch.compile.*")
     header = (f"{'mask':<26} {'T':>4} {'backend':<7} {'batching':<8} {'kit s':>6} {'naive s':>8} {'ratio':>6} "

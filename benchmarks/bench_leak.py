@@ -24,9 +24,9 @@ import sys
 from collections import deque
 
 from benchmarks._timing import best_time, run_with_timeout
-from theory.bitset import neighbour_lists
-from theory.catalog import build_task
-from theory.leak import find_leaks
+from hasse.theory.bitset import neighbour_lists
+from hasse.theory.catalog import build_task
+from hasse.theory.leak import find_leaks
 
 TASKS = ("butterfly", "bad_butterfly_crossed", "bad_butterfly_self")
 

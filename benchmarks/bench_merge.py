@@ -21,10 +21,10 @@ import itertools
 import sys
 
 from benchmarks._timing import best_time, run_with_timeout
-from theory.catalog import build_family
-from theory.equivalence import equivalent_exact
-from theory.labelled import task_to_hasse
-from theory.merge import family_to_merged_task
+from hasse.theory.catalog import build_family
+from hasse.theory.equivalence import equivalent_exact
+from hasse.theory.labelled import task_to_hasse
+from hasse.theory.merge import family_to_merged_task
 
 
 def all_pairs_groups(spec: str) -> int:

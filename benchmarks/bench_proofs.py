@@ -22,7 +22,7 @@ import importlib
 import time
 
 from benchmarks._timing import run_with_timeout
-from proofs.registry import MASK_LEVEL
+from hasse.proofs.registry import MASK_LEVEL
 
 THEOREMS = MASK_LEVEL
 LADDER = tuple(range(1, 17)) + (18, 20, 24, 28, 32, 40, 48, 56, 64)
@@ -30,25 +30,25 @@ LIMIT = 60.0
 
 
 def _exhaustive(name: str, n: int, workers: int):
-    from proofs import registry
-    from proofs.core import Context, run_theorem
+    from hasse.proofs import registry
+    from hasse.proofs.core import Context, run_theorem
 
     r = run_theorem(registry.get(name), n, "exhaustive", Context(workers=workers))
     return r.verdict, r.checked, r.seconds
 
 
 def _z3(name: str, n: int, encoding: str):
-    from proofs.core import Context
+    from hasse.proofs.core import Context
 
     start = time.perf_counter()
-    outcome = importlib.import_module(f"proofs.{name}").z3(n, Context(timeout=LIMIT, started=time.monotonic()),
+    outcome = importlib.import_module(f"hasse.proofs.{name}").z3(n, Context(timeout=LIMIT, started=time.monotonic()),
                                                          encoding=encoding)
     return outcome.verdict, time.perf_counter() - start
 
 
 def ladder_run(name: str, encoding: str, ladder) -> tuple[dict, int | None]:
     """``({n: seconds} proved before the first failure, that first failing n)``."""
-    from proofs import registry
+    from hasse.proofs import registry
 
     times = {}
     for n in (n for n in ladder if n >= registry.get(name).min_n):

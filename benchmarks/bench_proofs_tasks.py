@@ -33,15 +33,15 @@ LIMIT = 60.0
 
 
 def _prove(name: str, n: int, method: str):
-    from proofs import registry
-    from proofs.core import Context, run_theorem
+    from hasse.proofs import registry
+    from hasse.proofs.core import Context, run_theorem
 
     r = run_theorem(registry.get(name), n, method, Context(timeout=LIMIT))
     return r.verdict, r.seconds
 
 
 def largest_n(name: str, method: str, ladder) -> tuple:
-    from proofs import registry
+    from hasse.proofs import registry
 
     best, stop = None, None
     for n in (n for n in ladder if n >= registry.get(name).min_n):
@@ -54,10 +54,10 @@ def largest_n(name: str, method: str, ladder) -> tuple:
 
 
 def _naive_vs_kit(spec: str, symmetry: bool):
-    import theory.merge as merge
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import merge_within
-    from theory.catalog import build_family
+    import hasse.theory.merge as merge
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import merge_within
+    from hasse.theory.catalog import build_family
 
     tasks = build_family(spec)
     diagrams = [task_diagram(t) for t in tasks]

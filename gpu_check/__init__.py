@@ -14,6 +14,6 @@ The only package that imports torch, and only in its modules, not here, so that
 - ``check``       the pipeline behind ``hasse gpu-check``;
 - ``compare``     every backend beside the reference on values and gradients;
 - ``train_demo``  clean vs leaky training on i.i.d. tokens, beside ln V;
-- ``run_gpu``     the prepared device run (``python -m gpu_check.run_gpu OUT.json``);
+- ``run_gpu``     the prepared device run (``python -m hasse.gpu_check.run_gpu OUT.json``);
 - ``mask_mod``    torch evaluation of FlexAttention ``mask_mod`` files.
 """

@@ -34,7 +34,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gpu_check.config import StackConfig
-from gpu_check.dependency import DependencyReport, check_no_empty_rows, dependency_check
-from gpu_check.leak_gradients import (
+from hasse.gpu_check.config import StackConfig
+from hasse.gpu_check.dependency import DependencyReport, check_no_empty_rows, dependency_check
+from hasse.gpu_check.leak_gradients import (
     DEFAULT_VOCAB,
     CrossGradient,
     PositionGradients,
@@ -27,8 +27,8 @@ from gpu_check.leak_gradients import (
     leak_gradients,
     task_inputs,
 )
-from theory.leak import Flow, Leak, find_leaks
-from theory.order import mask_to_order
+from hasse.theory.leak import Flow, Leak, find_leaks
+from hasse.theory.order import mask_to_order
 
 MAX_DEFAULT_LAYERS = 6
 

@@ -18,10 +18,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 import torch
 
-from gpu_check.backends import backend_info, make_attention
-from gpu_check.config import StackConfig
-from gpu_check.dependency import check_no_empty_rows, random_input, random_probes
-from gpu_check.model import build_stack
+from hasse.gpu_check.backends import backend_info, make_attention
+from hasse.gpu_check.config import StackConfig
+from hasse.gpu_check.dependency import check_no_empty_rows, random_input, random_probes
+from hasse.gpu_check.model import build_stack
 
 TOLERANCE = {torch.float64: 1e-10, torch.float32: 1e-3}
 

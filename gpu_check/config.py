@@ -19,7 +19,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 
 @dataclass(frozen=True)

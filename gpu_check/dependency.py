@@ -29,12 +29,12 @@ from typing import Callable
 import numpy as np
 import torch
 
-from gpu_check.backends import backend_info, device_kind, make_attention
-from gpu_check.config import StackConfig, dtype_for
-from gpu_check.model import Stack, build_stack
-from theory.analysis import empty_rows
-from theory.errors import InputError
-from theory.reach import reach
+from hasse.gpu_check.backends import backend_info, device_kind, make_attention
+from hasse.gpu_check.config import StackConfig, dtype_for
+from hasse.gpu_check.model import Stack, build_stack
+from hasse.theory.analysis import empty_rows
+from hasse.theory.errors import InputError
+from hasse.theory.reach import reach
 
 Pair = tuple[int, int]  # (q, k): output q, input k
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gpu_check.config import StackConfig, dtype_for
-from gpu_check.dependency import DependencyReport
-from gpu_check.embedding import TaskEmbedding, input_table
-from gpu_check.model import seeded
+from hasse.gpu_check.config import StackConfig, dtype_for
+from hasse.gpu_check.dependency import DependencyReport
+from hasse.gpu_check.embedding import TaskEmbedding, input_table
+from hasse.gpu_check.model import seeded
 
 DEFAULT_VOCAB = 16
 

@@ -14,8 +14,8 @@ from typing import Callable
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.io import broadcast_mask
+from hasse.theory.errors import InputError
+from hasse.theory.io import broadcast_mask
 
 NEEDS_TORCH = "this mask_mod needs torch; install the extra: pip install 'hasse-attention[torch]'"
 

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 from torch import nn
 
-from gpu_check.config import StackConfig, dtype_for
+from hasse.gpu_check.config import StackConfig, dtype_for
 
 # attention(attn_module, h) -> (B, T, C): one masked multi-head attention, see gpu_check.backends
 Attention = Callable[[nn.MultiheadAttention, torch.Tensor], torch.Tensor]

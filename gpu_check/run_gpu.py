@@ -1,6 +1,6 @@
 """The prepared device run: the full check at n positions, every backend, one JSON file.
 
-    python -m gpu_check.run_gpu OUT.json [--n 4096] [--device auto] [--layers 4] [--seeds 1]
+    python -m hasse.gpu_check.run_gpu OUT.json [--n 4096] [--device auto] [--layers 4] [--seeds 1]
 
 For each subject (by default, at about ``n`` positions: the Butterfly task, its
 leaky twin ``bad_butterfly_self``, and a sliding window checked at fewer layers
@@ -38,14 +38,14 @@ import warnings
 import numpy as np
 import torch
 
-from gpu_check.backends import BACKENDS, backend_info, device_kind, make_attention
-from gpu_check.check import mask_to_gpu_check, task_to_gpu_check
-from gpu_check.compare import compare_backends
-from gpu_check.config import StackConfig, dtype_for, resolve_device, torch_threads
-from gpu_check.dependency import default_batching, default_chunk, observe_vjp, random_input
-from gpu_check.model import build_stack
-from theory.catalog import build_mask, build_task
-from theory.errors import InputError
+from hasse.gpu_check.backends import BACKENDS, backend_info, device_kind, make_attention
+from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+from hasse.gpu_check.compare import compare_backends
+from hasse.gpu_check.config import StackConfig, dtype_for, resolve_device, torch_threads
+from hasse.gpu_check.dependency import default_batching, default_chunk, observe_vjp, random_input
+from hasse.gpu_check.model import build_stack
+from hasse.theory.catalog import build_mask, build_task
+from hasse.theory.errors import InputError
 
 DEFAULT_BACKENDS = ("manual", "sdpa", "flex", "flex_compiled", "mha")
 NAIVE_SAMPLE = 128  # output positions the naive baseline times before extrapolating
@@ -123,7 +123,7 @@ def _sync(device: str) -> None:
 
 
 def parse_args(argv):
-    p = argparse.ArgumentParser(prog="python -m gpu_check.run_gpu", description=__doc__.split("\n\n")[0],
+    p = argparse.ArgumentParser(prog="python -m hasse.gpu_check.run_gpu", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("out", help="path of the JSON file to write")
     p.add_argument("--n", type=int, default=4096, help="about this many positions per subject (default 4096)")

@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from gpu_check.backends import make_attention
-from gpu_check.config import StackConfig
-from gpu_check.embedding import TaskEmbedding, input_table
-from gpu_check.model import Stack, seeded
-from theory.catalog import parse_spec
-from theory.errors import InputError
+from hasse.gpu_check.backends import make_attention
+from hasse.gpu_check.config import StackConfig
+from hasse.gpu_check.embedding import TaskEmbedding, input_table
+from hasse.gpu_check.model import Stack, seeded
+from hasse.theory.catalog import parse_spec
+from hasse.theory.errors import InputError
 
 # clean design -> a bad twin of design.md §4 that leaks, with the same parameters
 # (other pairs: --twin, e.g. mlm:n=8,masked=1+4 beside bad_mlm_unmasked:n=8)
@@ -80,7 +80,7 @@ class TrainDemo:
 
 def _twin(spec: str, pairs: dict[str, str], what: str) -> str:
     """``spec`` with its name replaced by ``pairs[name]``, keeping the parameters the twin accepts."""
-    from theory.catalog import get_entry
+    from hasse.theory.catalog import get_entry
 
     name, params = parse_spec(spec)
     if name not in pairs:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 

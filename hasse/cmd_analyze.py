@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from hasse.output import print_json, warn
-from theory.analysis import MaskAnalysis, mask_to_analysis
-from theory.errors import InputError
+from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
+from hasse.theory.errors import InputError
 
 HELP = "depth, classes and Hasse diagram of a mask"
 DESCRIPTION = """\

@@ -21,7 +21,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from theory.catalog import entries
+    from hasse.theory.catalog import entries
 
     items = entries()
     if args.json:

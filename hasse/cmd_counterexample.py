@@ -7,7 +7,7 @@ import sys
 
 from hasse.cmd_leak import _flow_dict, _leak_dict, leak_report
 from hasse.output import print_json
-from theory.counterexample import find_counterexample
+from hasse.theory.counterexample import find_counterexample
 
 DESCRIPTION = """\
 Search for the smallest counterexample of a parametric design: try n = 1, 2, ...,

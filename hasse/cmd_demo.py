@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from theory.analysis import MaskAnalysis, mask_to_analysis
-from theory.catalog import build_mask
+from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
+from hasse.theory.catalog import build_mask
 
 HELP = "a short tour of the kit on built-in examples (no input needed)"
 
@@ -55,9 +55,9 @@ def _path(task, path, ascii: bool) -> str:
 
 
 def _leak_section(tour: Tour) -> None:
-    from theory.catalog import build_task
-    from theory.counterexample import find_counterexample
-    from theory.leak import find_leaks
+    from hasse.theory.catalog import build_task
+    from hasse.theory.counterexample import find_counterexample
+    from hasse.theory.leak import find_leaks
 
     _section("6. Leak checks: does a supervised position ever see the token it predicts?")
     for spec in ("butterfly:n=6", "block_two_stream:n=8,block=2", "block_two_stream:n=8,block=2,variant=clique"):
@@ -90,12 +90,12 @@ def _leak_section(tour: Tour) -> None:
 def _merge_section(tour: Tour) -> None:
     import numpy as np
 
-    from theory.catalog import build_family, build_task
-    from theory.consistency import check_consistency
-    from theory.equivalence import diagrams_isomorphic
-    from theory.labelled import task_to_hasse
-    from theory.merge import family_to_merged_task
-    from theory.task import make_task
+    from hasse.theory.catalog import build_family, build_task
+    from hasse.theory.consistency import check_consistency
+    from hasse.theory.equivalence import diagrams_isomorphic
+    from hasse.theory.labelled import task_to_hasse
+    from hasse.theory.merge import family_to_merged_task
+    from hasse.theory.task import make_task
 
     _section("7. Deriving the masks: the minimal merged task of each task family")
     n = 6
@@ -133,9 +133,9 @@ def _gpu_section(tour: Tour) -> None:
     except ImportError:
         _section("8. Real attention layers: skipped (torch is not installed: pip install 'hasse-attention[torch]')")
         return
-    from gpu_check.check import mask_to_gpu_check, task_to_gpu_check
-    from gpu_check.config import torch_threads
-    from theory.catalog import build_task
+    from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+    from hasse.gpu_check.config import torch_threads
+    from hasse.theory.catalog import build_task
 
     _section("8. Real attention layers (gpu_check, CPU, float64): gradients vs the theory")
     with torch_threads(1):
@@ -157,8 +157,8 @@ def _gpu_section(tour: Tour) -> None:
 def _prove_section(tour: Tour) -> None:
     import time
 
-    from proofs import registry
-    from proofs.script import disagreement, prove
+    from hasse.proofs import registry
+    from hasse.proofs.script import disagreement, prove
 
     _section("9. The theorems for n = 4, each by exhaustive search and by Z3 (hasse prove all --n 4 --method both)")
     start = time.monotonic()

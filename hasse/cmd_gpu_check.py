@@ -12,7 +12,7 @@ import math
 import os
 
 from hasse.output import print_json, warn
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 NEEDS_TORCH = "gpu-check needs torch; install the extra: pip install 'hasse-attention[torch]'"
 
@@ -111,8 +111,8 @@ def require_torch() -> None:
 
 def names_a_task(source: str) -> bool:
     """True when ``source`` is a task .json file (it has "inputs") or names a catalogue task."""
-    from theory.catalog import entries, parse_spec
-    from theory.task import read_json
+    from hasse.theory.catalog import entries, parse_spec
+    from hasse.theory.task import read_json
 
     if source.lower().endswith(".json"):
         data = read_json(source)  # malformed JSON is reported here, with line and column
@@ -140,7 +140,7 @@ def _check_args(args) -> None:
 def run(args) -> int:
     _check_args(args)
     require_torch()
-    from gpu_check.config import resolve_device, torch_threads
+    from hasse.gpu_check.config import resolve_device, torch_threads
 
     device = resolve_device(args.device)
     with torch_threads(1 if device == "cpu" else None):  # small tensors: one thread (gpu_check/config.py)
@@ -150,10 +150,10 @@ def run(args) -> int:
 def _run_on(args, device: str) -> int:
     if args.train_demo:
         return run_train_demo(args, device)
-    from gpu_check.check import MAX_DEFAULT_LAYERS, default_layers, mask_to_gpu_check, task_to_gpu_check
+    from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers, mask_to_gpu_check, task_to_gpu_check
 
     if names_a_task(args.subject):
-        from theory.task import load_task
+        from hasse.theory.task import load_task
 
         task = load_task(args.subject)
         subject, mask, names = task.name or args.subject, task.mask, task.names
@@ -164,7 +164,7 @@ def _run_on(args, device: str) -> int:
         named = load(args.subject, n=args.n)
         subject, mask, names = named.spec or args.subject, named.matrix, named.names
     if args.layers is None and not args.json:
-        from theory.order import mask_to_order
+        from hasse.theory.order import mask_to_order
 
         depth = mask_to_order(mask).convergence_depth
         if depth > MAX_DEFAULT_LAYERS:
@@ -307,9 +307,9 @@ def gpu_check_report(result, subject: str, names) -> str:
 def run_train_demo(args, device: str) -> int:
     from dataclasses import replace
 
-    from gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
-    from theory.catalog import parse_spec
-    from theory.task import load_task
+    from hasse.gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
+    from hasse.theory.catalog import parse_spec
+    from hasse.theory.task import load_task
 
     clean = load_task(args.subject)
     spec = clean.name or args.subject

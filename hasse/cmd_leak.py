@@ -6,9 +6,9 @@ import argparse
 import re
 
 from hasse.output import print_json, warn
-from theory.errors import InputError
-from theory.leak import Flow, Leak, LeakReport, find_flows, find_leaks
-from theory.task import Task
+from hasse.theory.errors import InputError
+from hasse.theory.leak import Flow, Leak, LeakReport, find_flows, find_leaks
+from hasse.theory.task import Task
 
 LEAK_DESCRIPTION = """\
 Check a task for leakage. A supervised position p with target t leaks within L
@@ -101,7 +101,7 @@ def _check_layers(layers: int | None) -> None:
 
 
 def load_task_arg(source: str) -> Task:
-    from theory.task import load_task
+    from hasse.theory.task import load_task
 
     return load_task(source)
 

@@ -7,7 +7,7 @@ import json
 from fractions import Fraction
 
 from hasse.output import print_json, to_jsonable
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 MERGE_DESCRIPTION = """\
 Merge the tasks of a family into their minimal merged task (design §3): every node
@@ -74,10 +74,10 @@ def register(sub) -> None:
 
 def _formulas(family: str, tasks):
     """(lines, ok) comparing the sympy size formulas with the merged task, for built-in families."""
-    from theory.catalog import parse_spec
+    from hasse.theory.catalog import parse_spec
 
     try:
-        from solvers.formulas import evaluate, formula_for_family
+        from hasse.solvers.formulas import evaluate, formula_for_family
     except ImportError:  # sympy missing: the formulas are an extra, not the merge
         return None
     name, raw = parse_spec(family) if ":" in family or family.isidentifier() else ("", {})
@@ -93,11 +93,11 @@ def _formulas(family: str, tasks):
 
 
 def run_merge(args) -> int:
-    from theory.family import load_family
-    from theory.merge import family_to_merged_task
-    from theory.order import mask_to_order
-    from theory.sparse import sparse_realisation
-    from theory.task import task_to_dict
+    from hasse.theory.family import load_family
+    from hasse.theory.merge import family_to_merged_task
+    from hasse.theory.order import mask_to_order
+    from hasse.theory.sparse import sparse_realisation
+    from hasse.theory.task import task_to_dict
 
     tasks = load_family(args.family)
     merged = family_to_merged_task(tasks, name=f"merge({args.family})")
@@ -155,7 +155,7 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
                      f"down-set holds two equivalent nodes: " +
                      ", ".join(f"group {g} x{k}" for g, k in merged.copies[:10]))
     if formulas:
-        from solvers.formulas import describe
+        from hasse.solvers.formulas import describe
 
         f, values = formulas
         described = describe(f)
@@ -193,7 +193,7 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
 
 
 def _task_node_names(task) -> list[str]:
-    from theory.labelled import task_to_hasse
+    from hasse.theory.labelled import task_to_hasse
 
     h = task_to_hasse(task)
     return [",".join(task.names[p] for p in ps) for ps in h.members]
@@ -201,7 +201,7 @@ def _task_node_names(task) -> list[str]:
 
 def _draw(merged, path: str, family: str) -> None:
     from hasse.draw import draw_analysis
-    from theory.analysis import mask_to_analysis
+    from hasse.theory.analysis import mask_to_analysis
 
     t = merged.task
     names = tuple(f"{t.names[p]}: {sym.replace(',', ' ')}@{pid}" + (f" ⇒{' '.join(map(str, t.labels[p]))}" if t.labels[p] else "")
@@ -210,9 +210,9 @@ def _draw(merged, path: str, family: str) -> None:
 
 
 def run_consistent(args) -> int:
-    from theory.consistency import check_consistency
-    from theory.family import load_family
-    from theory.task import load_task
+    from hasse.theory.consistency import check_consistency
+    from hasse.theory.family import load_family
+    from hasse.theory.task import load_task
 
     train = load_task(args.train)
     inference = load_family(args.inference)

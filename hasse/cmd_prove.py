@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from hasse.output import print_json
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
 Check a theorem of the paper for every object of size n, by exhaustive search
@@ -43,7 +43,7 @@ exit status: 0 every result proved; 1 a result refuted (or the methods disagree)
 
 
 def register(sub) -> None:
-    from proofs.registry import NAMES
+    from hasse.proofs.registry import NAMES
 
     p = sub.add_parser("prove", help="verify the theorems for a given n (exhaustive and Z3)",
                        description=DESCRIPTION, epilog=EPILOG.format(names="\n".join(f"  {x}" for x in NAMES)),
@@ -62,8 +62,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from proofs import registry
-    from proofs.script import disagreement, format_result, parse_shard, prove
+    from hasse.proofs import registry
+    from hasse.proofs.script import disagreement, format_result, parse_shard, prove
 
     if args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -94,8 +94,8 @@ def _combined(paths: list[str], names, n: int):
     """One result per (theorem, method) from the results in shard certificates."""
     import json
 
-    from proofs.core import Result
-    from solvers.exhaustive import combine
+    from hasse.proofs.core import Result
+    from hasse.solvers.exhaustive import combine
 
     groups: dict = {}
     for path in paths:
@@ -123,8 +123,8 @@ def _combined(paths: list[str], names, n: int):
 
 
 def _report(args, results, loud, printed: bool = False) -> int:
-    from proofs.core import write_certificate
-    from proofs.script import exit_status, format_result
+    from hasse.proofs.core import write_certificate
+    from hasse.proofs.script import exit_status, format_result
 
     if not args.json and not printed:
         for r in results:

@@ -10,12 +10,12 @@ import sys
 
 from hasse.cmd_leak import _flow_dict, _leak_dict, leak_report, path_text
 from hasse.output import print_json
-from theory.errors import InputError
-from theory.leak import Flow, Leak, LeakReport
+from hasse.theory.errors import InputError
+from hasse.theory.leak import Flow, Leak, LeakReport
 
 
 def run_methods(args) -> int:
-    from solvers.z3_counterexample import disagreement, search_direct, search_z3
+    from hasse.solvers.z3_counterexample import disagreement, search_direct, search_z3
 
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")

@@ -5,7 +5,7 @@ Render it with ``dot -Tpng F -o F.png``; no Graphviz is needed to write it.
 
 from __future__ import annotations
 
-from theory.analysis import MaskAnalysis
+from hasse.theory.analysis import MaskAnalysis
 
 from hasse.render_text import members_text
 

@@ -30,8 +30,8 @@ from hasse.layout import (  # the diagram's geometry; also importable from here
     order_layers,
     spectral_keys,
 )
-from theory.analysis import MaskAnalysis
-from theory.errors import InputError
+from hasse.theory.analysis import MaskAnalysis
+from hasse.theory.errors import InputError
 
 MAX_DRAWN_CLASSES = 200  # above this, only the heatmap is drawn
 MAX_NAMED_TICKS = 64  # tick labels are names up to this n, indices above

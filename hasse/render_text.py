@@ -16,7 +16,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from theory.analysis import MaskAnalysis
+from hasse.theory.analysis import MaskAnalysis
 
 MATRIX_VIEW_MAX_N = 64
 

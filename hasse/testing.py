@@ -16,9 +16,9 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.leak import nearest_sources
-from theory.mask import as_mask
+from hasse.theory.errors import InputError
+from hasse.theory.leak import nearest_sources
+from hasse.theory.mask import as_mask
 
 
 def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
@@ -39,10 +39,10 @@ def _as_matrix(mask, n: int | None) -> np.ndarray:
     if callable(mask):
         if n is None:
             raise ValueError("a mask_mod needs n, the number of positions")
-        from theory.mask_mod import mask_mod_to_mask
+        from hasse.theory.mask_mod import mask_mod_to_mask
 
         try:
-            from gpu_check.mask_mod import torch_fallback_or_none
+            from hasse.gpu_check.mask_mod import torch_fallback_or_none
 
             fallback = torch_fallback_or_none()
         except ImportError:

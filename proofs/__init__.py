@@ -1,1 +1,1 @@
-"""proofs."""
+"""hasse.proofs."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Callable
 
-from proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
+from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
 
 
 def deadline(ctx: Context) -> Callable[[], None]:
@@ -53,7 +53,7 @@ def refuted(checked: int, counterexample, **details) -> Outcome:
 
 def task_json(task) -> dict:
     """A task as its JSON object (mask rows of 0/1), with its position names."""
-    from theory.task import task_to_dict
+    from hasse.theory.task import task_to_dict
 
     out = task_to_dict(task)
     out["names"] = list(task.names)
@@ -69,7 +69,7 @@ def upstream_inputs(h, c) -> list:
 def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:
     """The families the merge theorems check at ``n``: the built-in families on n tokens, then every
     family of :func:`solvers.task_sets.small_families` with n nodes in all (then seeded random ones)."""
-    from solvers.task_sets import builtin_families, random_families, small_families
+    from hasse.solvers.task_sets import builtin_families, random_families, small_families
 
     out = builtin_families(n) + list(small_families(n))
     if with_random:
@@ -83,7 +83,7 @@ def named_path(task, path) -> list[str]:
 
 def kit_leak(task) -> dict | None:
     """The first leak or isolation violation ``theory.leak.find_leaks`` reports in the limit (None: leak-free)."""
-    import theory.leak as leak
+    import hasse.theory.leak as leak
 
     found = leak.find_leaks(task)
     first = (found.leaks or found.isolation or (None,))[0]
@@ -97,7 +97,7 @@ def kit_leak(task) -> dict | None:
 def z3_leak(task, ctx):
     """``(None, None)`` when Z3 proves the task clean (no leak walk, no isolation walk);
     ``(violation, None)`` when it finds one; ``(None, answer)`` when the solver says unknown."""
-    from solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
 
     answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=solver_time(ctx))
     if answer.status == UNKNOWN:

@@ -42,16 +42,16 @@ Two-Stream Attention); design.md §3 (consistency), §4 (``block``, ``block_two_
 
 from __future__ import annotations
 
-from proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "block_two_stream_is_leak_free_and_consistent"
 
 
 def cases(n: int):
     """``(training spec, inference family spec, block)`` for every block size dividing n and variant."""
-    from solvers.task_sets import block_specs
+    from hasse.solvers.task_sets import block_specs
 
     out = []
     for family in block_specs(n):
@@ -62,17 +62,17 @@ def cases(n: int):
 
 
 def _build(train: str, family: str):
-    import theory.merge as merge
-    from theory.catalog import build_family, build_task
+    import hasse.theory.merge as merge
+    from hasse.theory.catalog import build_family, build_task
 
     tasks = tuple(build_family(family))
     return build_task(train), tasks, merge.family_to_merged_task(tasks)
 
 
 def exhaustive(n: int, ctx):
-    import theory.consistency as consistency
-    import theory.equivalence as eq
-    from theory.labelled import task_to_hasse
+    import hasse.theory.consistency as consistency
+    import hasse.theory.equivalence as eq
+    from hasse.theory.labelled import task_to_hasse
 
     checked = 0
     for train, family, block in cases(n):
@@ -98,8 +98,8 @@ def exhaustive(n: int, ctx):
 
 
 def z3_check(n: int, ctx):
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import SAT, UNKNOWN, find_embedding, find_isomorphism
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_embedding, find_isomorphism
 
     calls = 0
     for train, family, block in cases(n):

@@ -37,24 +37,24 @@ Attention); design.md §3 (leak, coverage), §4 (``infill``, ``butterfly``), §5
 
 from __future__ import annotations
 
-from proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "butterfly_is_leak_free_with_full_coverage"
 
 
 def _build(n: int):
-    import theory.merge as merge
-    from theory.catalog import build_family, build_task
+    import hasse.theory.merge as merge
+    from hasse.theory.catalog import build_family, build_task
 
     return build_task(f"butterfly:n={n}"), merge.family_to_merged_task(tuple(build_family(f"infill:n={n}")))
 
 
 def exhaustive(n: int, ctx):
-    import theory.equivalence as eq
-    import theory.leak as leak
-    from theory.labelled import task_to_hasse
+    import hasse.theory.equivalence as eq
+    import hasse.theory.leak as leak
+    from hasse.theory.labelled import task_to_hasse
 
     task, merged = _build(n)
     base = {"design": f"butterfly:n={n}"}
@@ -73,8 +73,8 @@ def exhaustive(n: int, ctx):
 
 
 def z3_check(n: int, ctx):
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import SAT, UNKNOWN, find_isomorphism, find_uncovered_target
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_isomorphism, find_uncovered_target
 
     task, merged = _build(n)
     base = {"design": f"butterfly:n={n}"}

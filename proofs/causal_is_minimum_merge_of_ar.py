@@ -29,17 +29,17 @@ attention as the minimal merge of the AR family); design.md §3, §4 (``ar``), �
 
 from __future__ import annotations
 
-from proofs._tasks_common import proved, refuted, solver_time, task_json, unknown
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import proved, refuted, solver_time, task_json, unknown
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "causal_is_minimum_merge_of_ar"
 
 
 def causal_reference(n: int):
     """Causal attention on ``n - 1`` positions (the catalogue mask), ``x_i`` at position ``i`` predicting ``i + 1``."""
-    from theory.catalog import build_mask
-    from theory.task import make_task
+    from hasse.theory.catalog import build_mask
+    from hasse.theory.task import make_task
 
     size = n - 1
     return make_task(n, [(f"x{i}", i) for i in range(size)], [i + 1 for i in range(size)],
@@ -47,17 +47,17 @@ def causal_reference(n: int):
 
 
 def _merge(n: int):
-    import theory.merge as merge
-    from theory.catalog import build_family
+    import hasse.theory.merge as merge
+    from hasse.theory.catalog import build_family
 
     tasks = tuple(build_family(f"ar:n={n}"))
     return tasks, merge.family_to_merged_task(tasks)
 
 
 def exhaustive(n: int, ctx):
-    import theory.equivalence as eq
-    from solvers.merge_search import min_merged_nodes
-    from theory.labelled import task_to_hasse
+    import hasse.theory.equivalence as eq
+    from hasse.solvers.merge_search import min_merged_nodes
+    from hasse.theory.labelled import task_to_hasse
 
     tasks, merged = _merge(n)
     ref = causal_reference(n)
@@ -77,8 +77,8 @@ def exhaustive(n: int, ctx):
 
 
 def z3_check(n: int, ctx):
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import SAT, UNKNOWN, find_embedding, find_isomorphism, merge_within
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_embedding, find_isomorphism, merge_within
 
     tasks, merged = _merge(n)
     ref = causal_reference(n)

@@ -53,9 +53,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from proofs._tasks_common import deadline, proved, refuted, report, solver_time, unknown, upstream_inputs
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import deadline, proved, refuted, report, solver_time, unknown, upstream_inputs
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "equivalence_preserves_upstream_inputs"
 
@@ -71,8 +71,8 @@ def _pair(a, b, **verdicts) -> dict:
 
 def _kit_diagrams(n: int, dl):
     """``(k, lower, labels, h, root)`` for every rooted labelled diagram, read back by ``task_to_hasse``."""
-    from solvers.dags import dag_to_task, rooted_hasse_diagrams
-    from theory.labelled import task_to_hasse
+    from hasse.solvers.dags import dag_to_task, rooted_hasse_diagrams
+    from hasse.theory.labelled import task_to_hasse
 
     out = []
     for k, lower, labels in rooted_hasse_diagrams(n):
@@ -89,7 +89,7 @@ def compare_with_classes(items, class_of: list, dl, progress=None) -> tuple[dict
     ``items[i] = (k, lower, labels, h, root)``; ``class_of[i]``: reference class of item i.
     Returns ``(counterexample or None, pairs compared)``.
     """
-    import theory.equivalence as eq
+    import hasse.theory.equivalence as eq
 
     table = eq.SignatureTable()
     sig = [table.signatures(it[3])[it[4]] for it in items]
@@ -143,7 +143,7 @@ def compare_with_classes(items, class_of: list, dl, progress=None) -> tuple[dict
 
 
 def exhaustive(n: int, ctx) -> object:
-    from solvers.dags import canonical_form
+    from hasse.solvers.dags import canonical_form
 
     dl = deadline(ctx)
     items = _kit_diagrams(n, dl)
@@ -167,9 +167,9 @@ def _invariant(d) -> tuple:
 
 
 def z3_check(n: int, ctx) -> object:
-    from solvers.dags import dag_to_task
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import SAT, UNKNOWN, equivalent_roots_with_other_upstream, find_isomorphism
+    from hasse.solvers.dags import dag_to_task
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, equivalent_roots_with_other_upstream, find_isomorphism
 
     dl = deadline(ctx)
     calls = 0

@@ -44,11 +44,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from proofs.core import Context, Outcome, Theorem
-from proofs.outcomes import exhaustive_outcome, shortest_path, z3_outcome
-from proofs.script import script_main
-from solvers import z3_hasse
-from theory import batch
+from hasse.proofs.core import Context, Outcome, Theorem
+from hasse.proofs.outcomes import exhaustive_outcome, shortest_path, z3_outcome
+from hasse.proofs.script import script_main
+from hasse.solvers import z3_hasse
+from hasse.theory import batch
 
 NAME = "hasse_closure_is_limit"
 STATEMENT = "the closure of the Hasse diagram (classes as cliques) is R*, and no proper subset of its edges has it"

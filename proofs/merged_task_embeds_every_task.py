@@ -44,9 +44,9 @@ equivalence, minimal merged task, duplicate copies), §4 (the families), §5.
 
 from __future__ import annotations
 
-from proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "merged_task_embeds_every_task"
 
@@ -68,9 +68,9 @@ def _carries(h, c, hm, d) -> bool:
 
 
 def exhaustive(n: int, ctx):
-    import theory.equivalence as eq
-    import theory.merge as merge
-    from theory.labelled import task_to_hasse
+    import hasse.theory.equivalence as eq
+    import hasse.theory.merge as merge
+    from hasse.theory.labelled import task_to_hasse
 
     dl = deadline(ctx)
     families = families_at(n)
@@ -97,9 +97,9 @@ def exhaustive(n: int, ctx):
 
 
 def z3_check(n: int, ctx):
-    import theory.merge as merge
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import SAT, UNKNOWN, find_embedding
+    import hasse.theory.merge as merge
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_embedding
 
     families = families_at(n)
     calls = per_node = 0

@@ -57,9 +57,9 @@ as a minimal common supergraph); design.md §3 (minimal merged task, duplicate c
 
 from __future__ import annotations
 
-from proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
-from proofs.core import Theorem
-from proofs.script import script_main
+from hasse.proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
+from hasse.proofs.core import Theorem
+from hasse.proofs.script import script_main
 
 NAME = "merged_task_is_minimum"
 
@@ -69,9 +69,9 @@ def _family_json(desc, tasks) -> dict:
 
 
 def exhaustive(n: int, ctx):
-    import theory.merge as merge
-    from solvers.merge_search import min_merged_nodes
-    from theory.labelled import task_to_hasse
+    import hasse.theory.merge as merge
+    from hasse.solvers.merge_search import min_merged_nodes
+    from hasse.theory.labelled import task_to_hasse
 
     dl = deadline(ctx)
     families = families_at(n, with_random=True)
@@ -94,10 +94,10 @@ def exhaustive(n: int, ctx):
 
 
 def z3_check(n: int, ctx):
-    import theory.merge as merge
-    from solvers.posets import task_diagram
-    from solvers.task_sets import builtin_families, random_families
-    from solvers.z3_tasks import SAT, UNKNOWN, merge_within, merged_value_to_task
+    import hasse.theory.merge as merge
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.task_sets import builtin_families, random_families
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, merge_within, merged_value_to_task
 
     families = families_at(n, with_random=True)  # built-in, then the exhaustive class, then random
     small_start = len(builtin_families(n))

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from proofs.core import Context, Outcome, Theorem
-from proofs.outcomes import exhaustive_outcome, z3_outcome
-from proofs.script import script_main
-from solvers import z3_claims
-from theory import batch
+from hasse.proofs.core import Context, Outcome, Theorem
+from hasse.proofs.outcomes import exhaustive_outcome, z3_outcome
+from hasse.proofs.script import script_main
+from hasse.solvers import z3_claims
+from hasse.theory import batch
 
 NAME = "no_residual_can_oscillate"
 STATEMENT = "without the residual (A = M) some mask's powers never settle (witness: mask, pre-period, period)"

@@ -16,8 +16,8 @@ from typing import Callable
 
 import numpy as np
 
-from proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
-from solvers import exhaustive as ex
+from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
+from hasse.solvers import exhaustive as ex
 
 
 def rows01(mask: np.ndarray) -> list[list[int]]:
@@ -87,7 +87,7 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     into the counterexample or the witness). ``shape_only``: an ``unsat`` of an
     existence query only rules out witnesses of one shape, so it is ``unknown``.
     """
-    from solvers.z3_masks import prove
+    from hasse.solvers.z3_masks import prove
 
     start = time.monotonic()
     queries = build(n, encoding)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import importlib
 
-from proofs.core import Theorem
-from theory.errors import InputError
+from hasse.proofs.core import Theorem
+from hasse.theory.errors import InputError
 
 NAMES = (
     "reach_monotone_in_depth",
@@ -31,7 +31,7 @@ def get(name: str) -> Theorem:
     """The theorem called ``name`` (:class:`InputError` naming the known ones otherwise)."""
     if name not in NAMES:
         raise InputError(f"unknown theorem {name!r}; known: {', '.join(NAMES)} (or 'all')")
-    return importlib.import_module(f"proofs.{name}").THEOREM
+    return importlib.import_module(f"hasse.proofs.{name}").THEOREM
 
 
 def available() -> tuple[str, ...]:
@@ -39,9 +39,9 @@ def available() -> tuple[str, ...]:
     out = []
     for name in NAMES:
         try:
-            importlib.import_module(f"proofs.{name}")
+            importlib.import_module(f"hasse.proofs.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"proofs.{name}":
+            if exc.name != f"hasse.proofs.{name}":
                 raise
             continue
         out.append(name)

@@ -1,4 +1,4 @@
-"""The command line every proof script shares: ``python -m proofs.<name> --n N``.
+"""The command line every proof script shares: ``python -m hasse.proofs.<name> --n N``.
 
 ``hasse prove`` uses the same pieces (:func:`prove`, :func:`format_result`).
 """
@@ -10,8 +10,8 @@ import json
 import sys
 import time
 
-from proofs.core import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem, write_certificate
-from theory.errors import InputError
+from hasse.proofs.core import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem, write_certificate
+from hasse.theory.errors import InputError
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -77,8 +77,8 @@ def format_result(r: Result) -> str:
 
 
 def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
-    """``python -m proofs.<name>``: exit 0 proved, 1 refuted, 3 unknown, 2 bad input."""
-    parser = argparse.ArgumentParser(prog=f"python -m proofs.{theorem.name}", description=theorem.statement)
+    """``python -m hasse.proofs.<name>``: exit 0 proved, 1 refuted, 3 unknown, 2 bad input."""
+    parser = argparse.ArgumentParser(prog=f"python -m hasse.proofs.{theorem.name}", description=theorem.statement)
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--method", choices=(*METHODS, "both"), default="both")
     parser.add_argument("--timeout", type=float, help="seconds per method")

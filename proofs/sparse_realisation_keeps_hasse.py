@@ -56,11 +56,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from proofs.core import Context, Outcome, Theorem
-from proofs.outcomes import exhaustive_outcome, shortest_path, z3_outcome
-from proofs.script import script_main
-from solvers import z3_hasse
-from theory import batch
+from hasse.proofs.core import Context, Outcome, Theorem
+from hasse.proofs.outcomes import exhaustive_outcome, shortest_path, z3_outcome
+from hasse.proofs.script import script_main
+from hasse.solvers import z3_hasse
+from hasse.theory import batch
 
 NAME = "sparse_realisation_keeps_hasse"
 STATEMENT = "the mask of Hasse edges plus a cycle per class has the same R*, and its depth L*(S) is as predicted"
@@ -115,8 +115,8 @@ def explain(mask: np.ndarray) -> dict:
 
 def confirm(mask: np.ndarray) -> dict:
     """Re-check a decoded model with the per-mask engine (theory.sparse, theory.order, theory.reach)."""
-    from theory.order import mask_to_order
-    from theory.sparse import sparse_realisation
+    from hasse.theory.order import mask_to_order
+    from hasse.theory.sparse import sparse_realisation
 
     sparse = sparse_realisation(mask)
     same = np.array_equal(mask_to_order(sparse).closure(), mask_to_order(mask).closure())

@@ -1,1 +1,1 @@
-"""solvers."""
+"""hasse.solvers."""

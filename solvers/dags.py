@@ -169,7 +169,7 @@ def dag_to_task(lower: Lower, labels: Sequence[str], *, dense: bool = False, nam
     >>> t.inputs, t.labels, t.mask.astype(int).tolist()
     ((('x0', 0), ('[MASK]', 1)), ((), (1,)), [[1, 0], [1, 1]])
     """
-    from theory.task import make_task
+    from hasse.theory.task import make_task
 
     mask = closure_mask(lower) if dense else cover_mask(lower)
     return make_task(2, [TASK_INPUTS[s] for s in labels], [TASK_LABELS[s] for s in labels], mask,

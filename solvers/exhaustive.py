@@ -32,8 +32,8 @@ from typing import Callable
 
 import numpy as np
 
-from theory import batch
-from theory.errors import InputError
+from hasse.theory import batch
+from hasse.theory.errors import InputError
 
 Flag = Callable[[np.ndarray], np.ndarray]  # packed rows (n, B) -> (B,) bool
 

@@ -24,12 +24,12 @@ from functools import lru_cache
 
 import sympy
 
-from theory.catalog import get_entry
-from theory.errors import InputError
-from theory.masks._common import require_block, require_positive
-from theory.masks.block_two_stream import VARIANTS
-from theory.spec import parse_spec, parse_value
-from theory.tasks._common import require_at_least
+from hasse.theory.catalog import get_entry
+from hasse.theory.errors import InputError
+from hasse.theory.masks._common import require_block, require_positive
+from hasse.theory.masks.block_two_stream import VARIANTS
+from hasse.theory.spec import parse_spec, parse_value
+from hasse.theory.tasks._common import require_at_least
 
 _n, _l = sympy.symbols("n l", positive=True, integer=True)
 n, l = _n, _l  # the public symbols: tokens of the sample, tokens per block
@@ -202,7 +202,7 @@ def evaluate(f: SizeFormulas, n: int, l: int | None = None) -> dict[str, int | F
     >>> evaluate(formulas("block_two_stream"), 4, 3)
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: block = 3 does not divide n = 4
+    hasse.theory.errors.InputError: block = 3 does not divide n = 4
     """
     if f.construction == "block_two_stream":
         if l is None:

@@ -19,7 +19,7 @@ from typing import Iterator
 
 import numpy as np
 
-from solvers.dags import ALPHABET, Lower, dag_to_task, hasse_shapes, labelled_dags
+from hasse.solvers.dags import ALPHABET, Lower, dag_to_task, hasse_shapes, labelled_dags
 
 
 def block_specs(n: int) -> list[str]:
@@ -34,7 +34,7 @@ def block_specs(n: int) -> list[str]:
 
 def builtin_families(n: int) -> list[tuple[str, tuple]]:
     """``(spec, tasks)`` for every built-in family on ``n`` tokens."""
-    from theory.catalog import build_family
+    from hasse.theory.catalog import build_family
 
     specs = ([f"ar:n={n}"] if n >= 2 else []) + block_specs(n) + [f"infill:n={n}"]
     return [(spec, tuple(build_family(spec))) for spec in specs]
@@ -79,7 +79,7 @@ def random_families(n: int, count: int = 8, seed: int = 0) -> list[tuple[str, tu
     Symbols ``a`` (``x0``), ``b`` (``[MASK]`` predicting 1) and a third, ``c`` (``x1`` at pos 1),
     so families mix three inputs. The same ``(n, count, seed)`` always gives the same families.
     """
-    from theory.task import make_task
+    from hasse.theory.task import make_task
 
     rng = np.random.default_rng([seed, n])
     inputs = {"a": ("x0", 0), "b": ("[MASK]", 1), "c": ("x1", 1)}

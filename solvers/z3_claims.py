@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import z3
 
-from solvers.z3_masks import (Query, _and, _not, _or, encode_column_powers, encode_dependency, encode_layers,
+from hasse.solvers.z3_masks import (Query, _and, _not, _or, encode_column_powers, encode_dependency, encode_layers,
                               encode_mask, encode_powers, matrices_equal, sorted_by_distance, vectors_equal)
 
 ENCODINGS = ("naive", "better")

@@ -27,7 +27,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ class Found:
 
 def _sizes(design: str, max_n: int, build, progress):
     """``(n, tasks)`` for every n at which the design exists; skipped sizes collected in the returned list."""
-    from theory.counterexample import design_sizes
+    from hasse.theory.counterexample import design_sizes
 
     return design_sizes(design, max_n, build, progress)
 
@@ -72,7 +72,7 @@ def _sizes(design: str, max_n: int, build, progress):
 def _inference_builder(inference: str | None):
     if inference is None:
         return None
-    from theory.counterexample import design_builder
+    from hasse.theory.counterexample import design_builder
 
     build = design_builder(inference)
 
@@ -91,10 +91,10 @@ def _inference_builder(inference: str | None):
 def search_direct(design: str, max_n: int, *, inference: str | None = None,
                   progress: Callable[[int], None] | None = None) -> Found:
     """The direct search: ``find_counterexample`` for (1), then the merged task and consistency before it."""
-    import theory.merge as merge
-    from theory.consistency import check_consistency
-    from theory.counterexample import design_builder, find_counterexample
-    from theory.leak import find_leaks
+    import hasse.theory.merge as merge
+    from hasse.theory.consistency import check_consistency
+    from hasse.theory.counterexample import design_builder, find_counterexample
+    from hasse.theory.leak import find_leaks
 
     start = time.perf_counter()
     base = find_counterexample(design, max_n, progress=progress)
@@ -152,8 +152,8 @@ def _flow_witness(flow) -> dict:
 def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout: float | None = None,
               progress: Callable[[int], None] | None = None) -> Found:
     """The Z3 search (see the module docstring); ``timeout`` bounds the whole search (then ``unknown``)."""
-    import theory.merge as merge
-    from theory.counterexample import design_builder
+    import hasse.theory.merge as merge
+    from hasse.theory.counterexample import design_builder
 
     start = time.perf_counter()
     calls = [0]
@@ -206,7 +206,7 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
 
 def _z3_task(task, left, calls, *, isolation: bool = True):
     """``(property, witness, unknown reason)`` for one task: a leak walk, then isolation walks."""
-    from solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
+    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
 
     calls[0] += 1
     answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=left())
@@ -228,8 +228,8 @@ def _z3_task(task, left, calls, *, isolation: bool = True):
 
 def _z3_consistency(train, inference_tasks, left, calls):
     """The first supervised inference (node, label) with no equivalent training node: ``(witness, unknown reason)``."""
-    from solvers.posets import task_diagram
-    from solvers.z3_tasks import UNKNOWN, UNSAT, find_embedding
+    from hasse.solvers.posets import task_diagram
+    from hasse.solvers.z3_tasks import UNKNOWN, UNSAT, find_embedding
 
     td = task_diagram(train)
     for b, task in enumerate(inference_tasks):

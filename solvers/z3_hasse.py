@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import z3
 
-from solvers.z3_claims import _check, _first_index, _num, _targets, canonical_roles
-from solvers.z3_masks import (Query, _and, _not, _or, encode_closure_relation, encode_dependency, encode_layers,
+from hasse.solvers.z3_claims import _check, _first_index, _num, _targets, canonical_roles
+from hasse.solvers.z3_masks import (Query, _and, _not, _or, encode_closure_relation, encode_dependency, encode_layers,
                               encode_mask, encode_powers, encode_preorder, encode_product, matrices_equal)
 
 

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 import z3
 
-from solvers.posets import Diagram, closure
+from hasse.solvers.posets import Diagram, closure
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
 
@@ -254,7 +254,7 @@ def merge_within(diagrams: Sequence[Diagram], k: int, *, symmetry_breaking: bool
 
 def merged_value_to_task(value: dict, diagrams: Sequence[Diagram], tokens: int):
     """A decoded merged diagram as a task (dense mask, labels collected through the maps), for display."""
-    from theory.task import make_task
+    from hasse.theory.task import make_task
 
     used = sorted({m for f in value["maps"] for m in f.values()})
     renum = {m: i for i, m in enumerate(used)}

@@ -1,4 +1,4 @@
-"""theory.batch (vectorised over many masks) against the per-mask engine.
+"""hasse.theory.batch (vectorised over many masks) against the per-mask engine.
 
 References: theory.reach.reach / hop_distances / power_cycle, theory.order.mask_to_order
 (closure, classes, Hasse edges, convergence depth) and theory.sparse.sparse_realisation,
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from tests.cases import MASK_CASES, SWAP2
-from theory import batch
-from theory.order import mask_to_order
-from theory.reach import hop_distances, power_cycle, reach
-from theory.sparse import sparse_realisation
+from hasse.theory import batch
+from hasse.theory.order import mask_to_order
+from hasse.theory.reach import hop_distances, power_cycle, reach
+from hasse.theory.sparse import sparse_realisation
 
 
 def random_masks(n, b, seed, density=None):

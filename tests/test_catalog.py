@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from theory import catalog
-from theory.catalog import (
+from hasse.theory import catalog
+from hasse.theory.catalog import (
     Entry,
     Param,
     build_mask,
@@ -21,9 +21,9 @@ from theory.catalog import (
     parse_spec,
     resolve_spec,
 )
-from theory.errors import InputError
-from theory.mask import NamedMask, grid
-from theory.masks import (
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask, grid
+from hasse.theory.masks import (
     build_butterfly,
     make_sliding_window,
     make_sliding_window_distance,

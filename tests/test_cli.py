@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
-from theory.catalog import build_mask
-from theory.reference import reference_order
+from hasse.theory.catalog import build_mask
+from hasse.theory.reference import reference_order
 
 ROOT = Path(__file__).resolve().parents[1]
 

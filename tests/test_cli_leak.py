@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
-from theory.catalog import build_task
+from hasse.theory.catalog import build_task
 
 # design.md §4: every bad design and the depth of the counterexample it must produce
 BAD_DESIGNS = {

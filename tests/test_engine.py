@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from tests.cases import MASK_CASES, SWAP2
-from theory import hop_distances, mask_to_analysis, mask_to_order, power_cycle, reach
-from theory.reference import depth_by_powers, flow_graph, reference_order
+from hasse.theory import hop_distances, mask_to_analysis, mask_to_order, power_cycle, reach
+from hasse.theory.reference import depth_by_powers, flow_graph, reference_order
 
 # ---------------------------------------------------------------- references
 
@@ -218,9 +218,10 @@ def test_theory_imports_without_torch_and_z3():
                 if name.split('.')[0] in ('torch', 'z3', 'matplotlib'):
                     raise ImportError('blocked: ' + name)
         sys.meta_path.insert(0, Block())
-        import theory, theory.order, theory.reach, theory.analysis, theory.reference
+        import hasse.theory.order, hasse.theory.reach, hasse.theory.analysis, hasse.theory.reference
+        from hasse import theory
         import pkgutil, importlib
-        for mod in pkgutil.walk_packages(theory.__path__, 'theory.'):
+        for mod in pkgutil.walk_packages(theory.__path__, 'hasse.theory.'):
             importlib.import_module(mod.name)
         assert not any(m.split('.')[0] in ('torch', 'z3') for m in sys.modules)
         print('ok')

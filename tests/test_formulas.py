@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 import sympy
 
-import solvers.formulas as formulas_module
-from solvers.formulas import SizeFormulas, describe, evaluate, formula_for_family, formulas, l, n
-from theory.catalog import build_family, build_mask, build_task
-from theory.errors import InputError
+import hasse.solvers.formulas as formulas_module
+from hasse.solvers.formulas import SizeFormulas, describe, evaluate, formula_for_family, formulas, l, n
+from hasse.theory.catalog import build_family, build_mask, build_task
+from hasse.theory.errors import InputError
 
 SIZES = range(1, 17)
 BLOCK_CASES = [(size, block, variant) for size in SIZES for block in range(1, size + 1) if size % block == 0
@@ -223,17 +223,18 @@ def _run_blocked(blocked: tuple[str, ...], body: str) -> None:
 
 def test_theory_imports_without_sympy():
     _run_blocked(("sympy",), """
-        import importlib, pkgutil, theory
-        for mod in pkgutil.walk_packages(theory.__path__, 'theory.'):
+        import importlib, pkgutil
+        from hasse import theory
+        for mod in pkgutil.walk_packages(theory.__path__, 'hasse.theory.'):
             importlib.import_module(mod.name)
-        import theory.tasks.families, theory.tasks.case_studies
+        import hasse.theory.tasks.families, hasse.theory.tasks.case_studies
         assert 'sympy' not in sys.modules
         """)
 
 
 def test_formulas_import_without_torch():
     _run_blocked(("torch",), """
-        import solvers.formulas
-        solvers.formulas.evaluate(solvers.formulas.formulas('butterfly'), 3)
+        from hasse.solvers import formulas
+        formulas.evaluate(formulas.formulas('butterfly'), 3)
         assert 'torch' not in sys.modules
         """)

@@ -25,24 +25,24 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gpu_check import dependency as dependency_module  # noqa: E402
-from gpu_check.backends import make_attention, to_mha_mask  # noqa: E402
-from gpu_check.check import mask_to_gpu_check, task_to_gpu_check  # noqa: E402
-from gpu_check.compare import compare_backends  # noqa: E402
-from gpu_check.config import StackConfig, torch_threads  # noqa: E402
-from gpu_check.dependency import (  # noqa: E402
+from hasse.gpu_check import dependency as dependency_module  # noqa: E402
+from hasse.gpu_check.backends import make_attention, to_mha_mask  # noqa: E402
+from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check  # noqa: E402
+from hasse.gpu_check.compare import compare_backends  # noqa: E402
+from hasse.gpu_check.config import StackConfig, torch_threads  # noqa: E402
+from hasse.gpu_check.dependency import (  # noqa: E402
     EmptyRowsError,
     classify,
     dependency_check,
     observe_perturbation,
     random_input,
 )
-from gpu_check.model import build_stack  # noqa: E402
-from gpu_check.train_demo import DemoConfig, bad_twin, clean_twin, train_demo  # noqa: E402
+from hasse.gpu_check.model import build_stack  # noqa: E402
+from hasse.gpu_check.train_demo import DemoConfig, bad_twin, clean_twin, train_demo  # noqa: E402
 from hasse.cli import main  # noqa: E402
-from theory.catalog import build_mask, build_task  # noqa: E402
-from theory.leak import find_leaks  # noqa: E402
-from theory.reach import reach  # noqa: E402
+from hasse.theory.catalog import build_mask, build_task  # noqa: E402
+from hasse.theory.leak import find_leaks  # noqa: E402
+from hasse.theory.reach import reach  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CPU_BACKENDS = ("manual", "sdpa", "flex", "mha")
@@ -371,7 +371,8 @@ def test_without_torch_the_demo_skips_its_gpu_section():
 def test_only_gpu_check_imports_torch():
     code = textwrap.dedent("""
         import sys, importlib, pkgutil
-        import theory, hasse
+        import hasse
+        from hasse import theory
         for pkg in (theory, hasse):
             for mod in pkgutil.walk_packages(pkg.__path__, pkg.__name__ + '.'):
                 if not mod.name.endswith('__main__'):
@@ -424,7 +425,7 @@ def test_train_demo_cli_given_a_bad_design_trains_its_clean_twin(capsys):
 # ---------------------------------------------------------------- the prepared device script, docstrings
 
 def test_run_gpu_script_at_small_n_on_cpu(tmp_path):
-    from gpu_check import run_gpu
+    from hasse.gpu_check import run_gpu
 
     out = tmp_path / "run.json"
     code = run_gpu.main([str(out), "--n", "10", "--device", "cpu", "--layers", "2", "--naive-sample", "4",
@@ -442,7 +443,7 @@ def test_run_gpu_script_at_small_n_on_cpu(tmp_path):
 @pytest.mark.parametrize("name", ["config", "model", "backends", "dependency", "embedding", "compare",
                                   "train_demo", "mask_mod"])
 def test_gpu_check_docstring_examples(name):
-    module = importlib.import_module(f"gpu_check.{name}")
+    module = importlib.import_module(f"hasse.gpu_check.{name}")
     failed, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert failed == 0
 

@@ -9,9 +9,9 @@ import textwrap
 import numpy as np
 import pytest
 
-from theory.errors import InputError, TooLargeError
-from theory.io import load_mask
-from theory.mask import NamedMask
+from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.io import load_mask
+from hasse.theory.mask import NamedMask
 
 CAUSAL_4 = np.tril(np.ones((4, 4), dtype=bool))
 ROWS_4 = CAUSAL_4.astype(int).tolist()
@@ -177,8 +177,8 @@ def test_spec_uses_resolve_spec():
 
 
 def test_spec_without_catalogue_is_an_input_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "theory.catalog", None)  # makes the import fail
-    expect_error("causal:n=4", "causal:n=4", "theory.catalog")
+    monkeypatch.setitem(sys.modules, "hasse.theory.catalog", None)  # makes the import fail
+    expect_error("causal:n=4", "causal:n=4", "hasse.theory.catalog")
 
 
 def test_mask_mod_causal(mods):
@@ -201,7 +201,7 @@ def test_mask_mod_results_that_broadcast(mods):
 
 def test_mask_mod_with_torch_ops_goes_through_the_fallback(mods):
     pytest.importorskip("torch")
-    from gpu_check.mask_mod import evaluate_mask_mod_torch, torch_fallback_or_none
+    from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch, torch_fallback_or_none
 
     assert torch_fallback_or_none() is evaluate_mask_mod_torch
     mask = load_mask(f"{mods}:uses_torch", n=4, fallback=torch_fallback_or_none())
@@ -210,7 +210,7 @@ def test_mask_mod_with_torch_ops_goes_through_the_fallback(mods):
 
 def test_torch_evaluation_falls_back_to_vmap_like_flex(mods):
     pytest.importorskip("torch")
-    from gpu_check.mask_mod import evaluate_mask_mod_torch
+    from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch
 
     mask = load_mask(f"{mods}:vmap_only", n=5, fallback=evaluate_mask_mod_torch)
     assert np.array_equal(mask.matrix, np.tril(np.ones((5, 5), dtype=bool)))
@@ -218,14 +218,14 @@ def test_torch_evaluation_falls_back_to_vmap_like_flex(mods):
 
 def test_torch_evaluation_reports_errors_with_the_file(mods):
     pytest.importorskip("torch")
-    from gpu_check.mask_mod import evaluate_mask_mod_torch
+    from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch
 
     expect_error(f"{mods}:raises", "masks.py:raises", "ZeroDivisionError", n=4, fallback=evaluate_mask_mod_torch)
 
 
 def test_torch_evaluation_with_a_wrong_shape(tmp_path):
     pytest.importorskip("torch")
-    from gpu_check.mask_mod import evaluate_mask_mod_torch
+    from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch
 
     (tmp_path / "t.py").write_text("import torch\ndef three(b, h, q, kv):\n    return q.new_ones(3, dtype=torch.bool)\n")
     expect_error(f"{tmp_path}/t.py:three", "t.py:three: the mask_mod returned shape (3,)", n=4,
@@ -233,7 +233,7 @@ def test_torch_evaluation_with_a_wrong_shape(tmp_path):
 
 
 def test_torch_missing_says_how_to_install(monkeypatch):
-    from gpu_check.mask_mod import evaluate_mask_mod_torch
+    from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch
 
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(InputError, match=r"pip install 'hasse-attention\[torch\]'"):

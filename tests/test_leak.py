@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from theory.leak import find_flows, find_isolation, find_leaks, nearest_sources
-from theory.task import make_task
+from hasse.theory.leak import find_flows, find_isolation, find_leaks, nearest_sources
+from hasse.theory.task import make_task
 
 
 def powers_until_stable(mask):

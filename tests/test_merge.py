@@ -12,15 +12,15 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
-from solvers.dags import canonical_form, rooted_hasse_diagrams
-from theory.catalog import build_family, build_task
-from theory.consistency import check_consistency
-from theory.equivalence import SignatureTable, diagrams_isomorphic, equivalent, equivalent_exact, group_nodes
-from theory.labelled import LabelledHasse, task_to_hasse
-from theory.merge import family_to_merged_task
-from theory.order import mask_to_order
-from theory.sparse import sparse_realisation
-from theory.task import make_task
+from hasse.solvers.dags import canonical_form, rooted_hasse_diagrams
+from hasse.theory.catalog import build_family, build_task
+from hasse.theory.consistency import check_consistency
+from hasse.theory.equivalence import SignatureTable, diagrams_isomorphic, equivalent, equivalent_exact, group_nodes
+from hasse.theory.labelled import LabelledHasse, task_to_hasse
+from hasse.theory.merge import family_to_merged_task
+from hasse.theory.order import mask_to_order
+from hasse.theory.sparse import sparse_realisation
+from hasse.theory.task import make_task
 
 # ---------------------------------------------------------------- labelled DAGs up to 5 nodes
 # (every rooted labelled Hasse diagram, and brute-force canonical forms: solvers.dags)
@@ -184,7 +184,7 @@ def test_random_families_embed():
 
 @pytest.mark.parametrize("spec", ["butterfly:n=5", "block_two_stream:n=8,block=2,variant=clique", "causal:n=6"])
 def test_sparse_realisation_keeps_the_limit(spec):
-    from theory.catalog import build_mask
+    from hasse.theory.catalog import build_mask
 
     mask = build_mask(spec).matrix
     sparse = sparse_realisation(mask)

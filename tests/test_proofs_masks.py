@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
-from proofs import registry
-from proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
-from solvers import exhaustive as ex
-from theory import batch
+from hasse.proofs import registry
+from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
+from hasse.solvers import exhaustive as ex
+from hasse.theory import batch
 
 MASK_THEOREMS = (
     "reach_monotone_in_depth",
@@ -44,7 +44,7 @@ def prove(name, n, method, timeout=None, **options):
 def module(name):
     import importlib
 
-    return importlib.import_module(f"proofs.{name}")
+    return importlib.import_module(f"hasse.proofs.{name}")
 
 
 def np_closure(mask):
@@ -314,7 +314,7 @@ def test_script_runs(capsys):
     import subprocess
     import sys
 
-    proc = subprocess.run([sys.executable, "-m", "proofs.reach_stable_by_n_minus_1", "--n", "3", "--json"],
+    proc = subprocess.run([sys.executable, "-m", "hasse.proofs.reach_stable_by_n_minus_1", "--n", "3", "--json"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and {r["verdict"] for r in json.loads(proc.stdout)["results"]} == {PROVED}
 

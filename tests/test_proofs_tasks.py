@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
-from proofs import registry
-from proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
-from solvers.dags import dag_to_task
-from solvers.merge_search import min_merged_nodes
-from solvers.posets import task_diagram
-from solvers.z3_tasks import SAT, UNSAT, find_leak_path, merge_within, merged_value_to_task
-from theory.catalog import build_family
-from theory.labelled import task_to_hasse
-from theory.task import make_task
+from hasse.proofs import registry
+from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
+from hasse.solvers.dags import dag_to_task
+from hasse.solvers.merge_search import min_merged_nodes
+from hasse.solvers.posets import task_diagram
+from hasse.solvers.z3_tasks import SAT, UNSAT, find_leak_path, merge_within, merged_value_to_task
+from hasse.theory.catalog import build_family
+from hasse.theory.labelled import task_to_hasse
+from hasse.theory.task import make_task
 
 TASK_THEOREMS = (
     "equivalence_preserves_upstream_inputs",
@@ -72,7 +72,7 @@ def shared_bottom_family():
 
 
 def test_equal_nodes_in_separate_down_sets_share_a_merged_node():
-    import theory.merge as merge
+    import hasse.theory.merge as merge
 
     tasks = shared_bottom_family()
     assert merge.family_to_merged_task(tasks).nodes == 2
@@ -99,7 +99,7 @@ def test_merged_task_is_minimum_at_n5(method):
 
 
 def test_equivalence_ignoring_inputs_is_refuted(monkeypatch):
-    import theory.equivalence as eq
+    import hasse.theory.equivalence as eq
 
     def blind_signatures(self, h):
         out = []
@@ -121,7 +121,7 @@ def test_equivalence_ignoring_inputs_is_refuted(monkeypatch):
 def test_merge_dropping_a_group_is_refuted(monkeypatch):
     import dataclasses
 
-    import theory.merge as merge
+    import hasse.theory.merge as merge
 
     original = merge.family_to_merged_task
 
@@ -152,7 +152,7 @@ def _with_extra_edges(task, pairs):
 
 
 def test_butterfly_attending_its_own_backward_token_is_refuted(monkeypatch):
-    import theory.tasks.case_studies as cs
+    import hasse.theory.tasks.case_studies as cs
 
     original = cs.butterfly_task
 
@@ -170,7 +170,7 @@ def test_butterfly_attending_its_own_backward_token_is_refuted(monkeypatch):
 
 
 def test_block_query_seeing_its_own_block_content_is_refuted(monkeypatch):
-    import theory.tasks.case_studies as cs
+    import hasse.theory.tasks.case_studies as cs
 
     original = cs.block_two_stream_task
 
@@ -191,8 +191,8 @@ def test_block_query_seeing_its_own_block_content_is_refuted(monkeypatch):
 
 def test_block_query_history_is_refuted_as_inconsistent(monkeypatch):
     """The training design of bad_block_query_history is leak-free; only consistency catches it."""
-    import theory.tasks.bad as bad
-    import theory.tasks.case_studies as cs
+    import hasse.theory.tasks.bad as bad
+    import hasse.theory.tasks.case_studies as cs
 
     original = cs.block_two_stream_task
 
@@ -211,8 +211,8 @@ def test_block_query_history_is_refuted_as_inconsistent(monkeypatch):
 
 @pytest.mark.parametrize("family", ["ar:n=4", "infill:n=4", "block:n=4,block=2", "block:n=6,block=3,variant=clique"])
 def test_merge_within_is_sat_at_the_minimum_and_unsat_below(family):
-    import theory.equivalence as eq
-    import theory.merge as merge
+    import hasse.theory.equivalence as eq
+    import hasse.theory.merge as merge
 
     tasks = build_family(family)
     nodes = merge.family_to_merged_task(tasks).nodes
@@ -238,7 +238,7 @@ def test_duplicate_copies_family_needs_four_nodes():
 
 
 def test_leak_walk_finds_the_shortest_path():
-    from theory.catalog import build_task
+    from hasse.theory.catalog import build_task
 
     t = build_task("bad_butterfly_crossed:n=3")
     answer = find_leak_path(t.mask, t.inputs, t.labels)
@@ -294,7 +294,7 @@ def test_counterexample_z3_finds_the_inconsistent_design(capsys):
 def test_counterexample_text_and_disagreement(capsys, monkeypatch):
     code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "z3")
     assert code == 1 and "[z3]" in out and "n = 2" in out and "B1(1) → F0(0) → P1(3)" in out
-    import solvers.z3_tasks as z3t
+    import hasse.solvers.z3_tasks as z3t
 
     monkeypatch.setattr(z3t, "find_leak_path", lambda *a, **k: z3t.Answer(UNSAT))  # a broken Z3 side
     code, out, err = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "both", "--max-n", "3")
@@ -312,7 +312,7 @@ def test_counterexample_help_documents_the_methods(capsys):
 
 
 def test_script_runs_and_prove_command(capsys):
-    proc = subprocess.run([sys.executable, "-m", "proofs.butterfly_is_leak_free_with_full_coverage", "--n", "3",
+    proc = subprocess.run([sys.executable, "-m", "hasse.proofs.butterfly_is_leak_free_with_full_coverage", "--n", "3",
                            "--json"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and {r["verdict"] for r in json.loads(proc.stdout)["results"]} == {PROVED}
     code, out, _ = run(capsys, "prove", "causal_is_minimum_merge_of_ar", "--n", "3", "--method", "both", "--json")
@@ -323,7 +323,7 @@ def test_script_runs_and_prove_command(capsys):
 def test_statement_sheet(name):
     import importlib
 
-    doc = importlib.import_module(f"proofs.{name}").__doc__
+    doc = importlib.import_module(f"hasse.proofs.{name}").__doc__
     assert doc.startswith(name)
     for part in ("Statement", "Notation", "Exhaustive method", "Z3 method", "Largest n", "References",
                  "2606.09951", "design.md"):
@@ -332,7 +332,7 @@ def test_statement_sheet(name):
 
 def test_z3_encodings_do_not_import_the_code_they_check():
     code = ("import sys, solvers.z3_tasks, solvers.posets; "
-            "bad = [m for m in ('theory.order', 'theory.leak', 'theory.labelled', 'theory.equivalence', "
-            "'theory.merge', 'theory.consistency') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+            "bad = [m for m in ('hasse.theory.order', 'hasse.theory.leak', 'hasse.theory.labelled', 'hasse.theory.equivalence', "
+            "'hasse.theory.merge', 'hasse.theory.consistency') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr

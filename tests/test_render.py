@@ -21,8 +21,8 @@ import hasse.render_text
 from hasse.dot import to_dot
 from hasse.draw import count_crossings, draw_analysis, draw_mask, layered_layout, longest_chain_layers
 from hasse.render_text import classes_view, hasse_view, matrix_view, members_text
-from theory.analysis import MaskAnalysis
-from theory.errors import InputError
+from hasse.theory.analysis import MaskAnalysis
+from hasse.theory.errors import InputError
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -310,7 +310,7 @@ def test_missing_matplotlib_is_input_error(monkeypatch, tmp_path):
 
 
 def test_hand_fixtures_agree_with_the_engine():
-    analysis = pytest.importorskip("theory.analysis")
+    analysis = pytest.importorskip("hasse.theory.analysis")
     if not hasattr(analysis, "mask_to_analysis"):
         pytest.skip("engine not available")
     for fixture in (causal(4), butterfly3()):
@@ -321,8 +321,8 @@ def test_hand_fixtures_agree_with_the_engine():
 
 @pytest.mark.parametrize("spec", ["butterfly:n=6", "block_two_stream:n=8,block=2", "causal:n=5"])
 def test_catalog_masks_render(tmp_path, spec):
-    catalog = pytest.importorskip("theory.catalog")
-    from theory.analysis import mask_to_analysis
+    catalog = pytest.importorskip("hasse.theory.catalog")
+    from hasse.theory.analysis import mask_to_analysis
 
     named = catalog.build_mask(spec)
     a = mask_to_analysis(named.matrix, names=named.names)

@@ -13,11 +13,11 @@ from collections import deque
 import numpy as np
 import pytest
 
-from theory.catalog import build_mask, build_spec, build_task, entries, get_entry
-from theory.errors import InputError
-from theory.masks import build_block_two_stream, build_butterfly
-from theory.task import Task, parse_symbol, task_from_dict, task_to_dict
-from theory.tasks import (
+from hasse.theory.catalog import build_mask, build_spec, build_task, entries, get_entry
+from hasse.theory.errors import InputError
+from hasse.theory.masks import build_block_two_stream, build_butterfly
+from hasse.theory.task import Task, parse_symbol, task_from_dict, task_to_dict
+from hasse.theory.tasks import (
     ar_family,
     ar_task,
     bad_block_own_content,
@@ -479,7 +479,7 @@ def test_bad_block_query_history_adds_exactly_earlier_block_queries(n, block):
 
 
 def test_each_module_prints_its_examples(capsys):
-    from theory.tasks import bad, case_studies, families, prior_art
+    from hasse.theory.tasks import bad, case_studies, families, prior_art
 
     for module in (families, case_studies, prior_art, bad):
         module.main()

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 import z3
 
-from solvers import z3_claims, z3_hasse
-from solvers.z3_masks import (encode_closure_relation, encode_column_powers, encode_dependency, encode_distances,
+from hasse.solvers import z3_claims, z3_hasse
+from hasse.solvers.z3_masks import (encode_closure_relation, encode_column_powers, encode_dependency, encode_distances,
                               encode_layers, encode_mask, encode_powers, encode_preorder, prove, sorted_by_distance)
 
 
@@ -181,9 +181,9 @@ def test_the_depth_is_the_largest_depth_of_a_source(n):
 
 @pytest.mark.parametrize("n", range(1, 5))
 def test_predicted_distances_are_the_hop_distances_of_the_sparse_realisation(n):
-    from proofs.sparse_realisation_keeps_hasse import predicted_distances
-    from theory import batch
-    from theory.sparse import sparse_realisation
+    from hasse.proofs.sparse_realisation_keeps_hasse import predicted_distances
+    from hasse.theory import batch
+    from hasse.theory.sparse import sparse_realisation
 
     r, _ = encode_preorder(n)
     e, h, first, s = z3_hasse.encode_sparse_realisation(r, n)
@@ -205,7 +205,7 @@ def test_predicted_distances_are_the_hop_distances_of_the_sparse_realisation(n):
 @pytest.mark.parametrize("encoding", z3_claims.ENCODINGS)
 def test_false_claims_are_refuted_with_real_counterexamples(encoding):
     """A^(n-2) = A^(n-1) and 'A^(n-2) is transitive' are false at n = 4: both encodings find a mask that breaks them."""
-    from proofs import limit_is_preorder, reach_stable_by_n_minus_1
+    from hasse.proofs import limit_is_preorder, reach_stable_by_n_minus_1
 
     n = 4
     answers = prove(z3_claims.reach_stable_by_n_minus_1(n, encoding, at=n - 2), lambda: 60)

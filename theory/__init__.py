@@ -4,11 +4,11 @@ numpy + networkx + stdlib only: no torch, no z3 (a test imports this package
 with both blocked). Library functions return data; nothing here prints.
 """
 
-from theory.analysis import MaskAnalysis, empty_rows, mask_to_analysis
-from theory.errors import InputError, TooLargeError
-from theory.mask import NamedMask, as_mask
-from theory.order import LimitOrder, mask_to_order
-from theory.reach import PowerCycle, dependency, hop_distances, power_cycle, reach
+from hasse.theory.analysis import MaskAnalysis, empty_rows, mask_to_analysis
+from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.mask import NamedMask, as_mask
+from hasse.theory.order import LimitOrder, mask_to_order
+from hasse.theory.reach import PowerCycle, dependency, hop_distances, power_cycle, reach
 
 __all__ = [
     "InputError",

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import as_mask, default_names
-from theory.order import LimitOrder, mask_to_order
-from theory.reach import PowerCycle, power_cycle, reach
+from hasse.theory.errors import InputError
+from hasse.theory.mask import as_mask, default_names
+from hasse.theory.order import LimitOrder, mask_to_order
+from hasse.theory.reach import PowerCycle, power_cycle, reach
 
 
 @dataclass(frozen=True)

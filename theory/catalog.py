@@ -17,9 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
-from theory.errors import InputError
-from theory.mask import NamedMask
-from theory.masks import (
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask
+from hasse.theory.masks import (
     bd3lm,
     bidirectional,
     block_causal,
@@ -32,7 +32,7 @@ from theory.masks import (
     tree,
     xlnet,
 )
-from theory.spec import (  # the spec language; also importable from here
+from hasse.theory.spec import (  # the spec language; also importable from here
     PARAM_KINDS,
     Param,
     canonical_spec,
@@ -119,7 +119,7 @@ def get_entry(name: str, kind: str | None = None, source: str | None = None) -> 
     >>> get_entry("nope")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: unknown catalogue entry 'nope'; known: causal, bidirectional, ...
+    hasse.theory.errors.InputError: unknown catalogue entry 'nope'; known: causal, bidirectional, ...
     """
     _load_builtin_kinds()
     if kind is not None:
@@ -144,7 +144,7 @@ def _load_builtin_kinds() -> None:
     global _LOADED
     if not _LOADED:
         _LOADED = True
-        import theory.tasks  # noqa: F401  (registers the task entries)
+        import hasse.theory.tasks  # noqa: F401  (registers the task entries)
 
 
 def resolve_spec(text: str, kind: str | None = None) -> Spec:
@@ -196,7 +196,7 @@ def build_mask(text: str) -> NamedMask:
     >>> build_mask("block_causal:n=4,block=3")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: block_causal:n=4,block=3: block = 3 does not divide n = 4
+    hasse.theory.errors.InputError: block_causal:n=4,block=3: block = 3 does not divide n = 4
     """
     name, _ = parse_spec(text)
     _load_builtin_kinds()

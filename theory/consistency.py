@@ -14,10 +14,10 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
-from theory.equivalence import group_nodes
-from theory.labelled import task_to_hasse
-from theory.merge import check_family
-from theory.task import Task
+from hasse.theory.equivalence import group_nodes
+from hasse.theory.labelled import task_to_hasse
+from hasse.theory.merge import check_family
+from hasse.theory.task import Task
 
 Inputs = tuple[tuple[str, int], ...]
 

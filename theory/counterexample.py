@@ -14,9 +14,9 @@ import os
 from dataclasses import dataclass
 from typing import Callable
 
-from theory.errors import InputError
-from theory.leak import LeakReport, find_leaks
-from theory.task import Task, task_from_dict
+from hasse.theory.errors import InputError
+from hasse.theory.leak import LeakReport, find_leaks
+from hasse.theory.task import Task, task_from_dict
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
     if _is_file_design(design):
         head, _, function = design.rpartition(":")
         return _file_builder(head, function, design)
-    from theory.catalog import build_spec, parse_spec, resolve_spec
+    from hasse.theory.catalog import build_spec, parse_spec, resolve_spec
 
     name, raw = parse_spec(design)
     if "n" in raw:
@@ -65,7 +65,7 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
 
 
 def _file_builder(path: str, function: str, source: str) -> Callable[[int], list[Task]]:
-    from theory.mask_mod import import_function
+    from hasse.theory.mask_mod import import_function
 
     if not os.path.isfile(path):
         raise InputError("no such file", path)

@@ -23,7 +23,7 @@ from typing import Sequence
 
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
-from theory.labelled import LabelledHasse
+from hasse.theory.labelled import LabelledHasse
 
 
 @dataclass

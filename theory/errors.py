@@ -28,7 +28,7 @@ def check_fits(n: int, bytes_per_entry: float, what: str, limit_bytes: int = 8 <
     >>> check_fits(10**6, 1, "mask")
     Traceback (most recent call last):
     ...
-    theory.errors.TooLargeError: mask of size n = 1000000 needs about 1000.0 GB (n x n x 1 bytes); the limit is 8.6 GB
+    hasse.theory.errors.TooLargeError: mask of size n = 1000000 needs about 1000.0 GB (n x n x 1 bytes); the limit is 8.6 GB
     """
     need = float(n) * n * bytes_per_entry
     if need > limit_bytes:

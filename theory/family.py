@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 
-from theory.errors import InputError
-from theory.merge import check_family
-from theory.task import Task, read_json, task_from_dict
+from hasse.theory.errors import InputError
+from hasse.theory.merge import check_family
+from hasse.theory.task import Task, read_json, task_from_dict
 
 
 def load_family(source: str) -> tuple[Task, ...]:
@@ -38,7 +38,7 @@ def load_family(source: str) -> tuple[Task, ...]:
                 raise InputError(str(exc)) from None
         tasks = [t if t.name else _named(t, f"task {i}") for i, t in enumerate(tasks)]
     else:
-        from theory.catalog import build_family
+        from hasse.theory.catalog import build_family
 
         tasks = list(build_family(source))
     check_family(tasks, source)

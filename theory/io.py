@@ -26,9 +26,9 @@ from typing import Callable
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import NamedMask, as_mask, default_names
-from theory.mask_mod import (  # the file.py:function form; the public names are importable from here too
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask, as_mask, default_names
+from hasse.theory.mask_mod import (  # the file.py:function form; the public names are importable from here too
     BYTES_PER_ENTRY,
     MaskModFallback,
     broadcast_mask,
@@ -119,7 +119,7 @@ def _form(source: str, folder: str = "") -> str:
 def _from_spec(spec: str, resolve_spec: SpecResolver | None) -> NamedMask:
     if resolve_spec is None:
         try:
-            from theory.catalog import build_mask as resolve_spec
+            from hasse.theory.catalog import build_mask as resolve_spec
         except ImportError as exc:
             message = f"built-in specs need theory.catalog, which cannot be imported ({exc})"
             raise InputError(message, spec) from None
@@ -213,7 +213,7 @@ def text_to_mask(text: str, source: str = "mask") -> np.ndarray:
     >>> text_to_mask("1 0\\n1 x")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: mask: values must be 0/1 or true/false, found 'x' on line 2 at [1, 1]
+    hasse.theory.errors.InputError: mask: values must be 0/1 or true/false, found 'x' on line 2 at [1, 1]
     """
     rows: list = []  # one bool sequence per mask row
     first_line = 0
@@ -311,7 +311,7 @@ def rows_to_mask(rows: list, source: str = "mask") -> np.ndarray:
     >>> rows_to_mask([[1, 0], [1]])
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: mask: ragged rows: row 1 has 1 entries, row 0 has 2
+    hasse.theory.errors.InputError: mask: ragged rows: row 1 has 1 entries, row 0 has 2
     """
     if not rows:
         raise InputError("'mask' is an empty list (n = 0)", source)

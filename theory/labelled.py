@@ -14,8 +14,8 @@ from functools import cached_property
 
 import networkx as nx
 
-from theory.order import mask_to_order
-from theory.task import Task
+from hasse.theory.order import mask_to_order
+from hasse.theory.task import Task
 
 Inputs = tuple[tuple[str, int], ...]  # a sorted multiset of (symbol, pos)
 

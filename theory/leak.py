@@ -23,10 +23,10 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from theory.analysis import empty_rows
-from theory.bitset import neighbour_lists, transpose
-from theory.mask import as_mask
-from theory.order import LimitOrder, mask_to_order
+from hasse.theory.analysis import empty_rows
+from hasse.theory.bitset import neighbour_lists, transpose
+from hasse.theory.mask import as_mask
+from hasse.theory.order import LimitOrder, mask_to_order
 
 
 @dataclass(frozen=True)

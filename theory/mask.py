@@ -12,7 +12,7 @@ from typing import Callable
 
 import numpy as np
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def as_mask(values, source: str = "mask") -> np.ndarray:
     >>> as_mask([[1, 2], [0, 1]])
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: mask: values must be 0/1 or true/false, found 2 at [0, 1]
+    hasse.theory.errors.InputError: mask: values must be 0/1 or true/false, found 2 at [0, 1]
     """
     try:
         arr = np.asarray(values)

@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from theory.errors import InputError, TooLargeError, check_fits
-from theory.mask import NamedMask, as_mask, default_names
+from hasse.theory.errors import InputError, TooLargeError, check_fits
+from hasse.theory.mask import NamedMask, as_mask, default_names
 
 MaskModFallback = Callable[[Callable, int], np.ndarray]
 
@@ -143,7 +143,7 @@ def broadcast_mask(result, n: int, source: str | None = "mask_mod") -> np.ndarra
     >>> broadcast_mask(np.ones((2, 2, 2)), 2)
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: mask_mod: the mask_mod returned shape (2, 2, 2), which does not broadcast to (2, 2)
+    hasse.theory.errors.InputError: mask_mod: the mask_mod returned shape (2, 2, 2), which does not broadcast to (2, 2)
     """
     try:
         arr = np.asarray(result)

@@ -30,11 +30,11 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.bitset import unpack_rows
-from theory.equivalence import Grouping, group_nodes
-from theory.errors import InputError
-from theory.labelled import LabelledHasse, task_to_hasse
-from theory.task import Task, make_task
+from hasse.theory.bitset import unpack_rows
+from hasse.theory.equivalence import Grouping, group_nodes
+from hasse.theory.errors import InputError
+from hasse.theory.labelled import LabelledHasse, task_to_hasse
+from hasse.theory.task import Task, make_task
 
 
 @dataclass(frozen=True)

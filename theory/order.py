@@ -31,9 +31,9 @@ from functools import cached_property
 
 import numpy as np
 
-from theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
-from theory.mask import as_mask
-from theory.reach import propagate
+from hasse.theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
+from hasse.theory.mask import as_mask
+from hasse.theory.reach import propagate
 
 
 @dataclass(frozen=True)

@@ -13,9 +13,9 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
-from theory.errors import InputError
-from theory.mask import as_mask
+from hasse.theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
+from hasse.theory.errors import InputError
+from hasse.theory.mask import as_mask
 
 
 def dependency(*masks: np.ndarray, residual: bool = True) -> np.ndarray:

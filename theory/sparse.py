@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.mask import as_mask
-from theory.order import LimitOrder, mask_to_order
+from hasse.theory.mask import as_mask
+from hasse.theory.order import LimitOrder, mask_to_order
 
 
 def sparse_realisation(mask: np.ndarray, order: LimitOrder | None = None) -> np.ndarray:

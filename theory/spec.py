@@ -25,10 +25,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from theory.errors import InputError
+from hasse.theory.errors import InputError
 
 if TYPE_CHECKING:  # only for annotations: theory.catalog imports this module
-    from theory.catalog import Entry
+    from hasse.theory.catalog import Entry
 
 PARAM_KINDS = ("int", "int_list", "choice", "bool")
 _INT = re.compile(r"-?\d+")
@@ -82,7 +82,7 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
     >>> parse_spec("causal:n=4,n=5")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: causal:n=4,n=5: parameter 'n' is given twice
+    hasse.theory.errors.InputError: causal:n=4,n=5: parameter 'n' is given twice
     """
     if not isinstance(text, str):
         raise InputError(f"a spec must be a string, got {type(text).__name__}")
@@ -127,7 +127,7 @@ def parse_value(param: Param, raw: str, source: str | None = None) -> Any:
     >>> parse_value(Param("n", "int"), "2.5")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: n must be an integer, got '2.5'
+    hasse.theory.errors.InputError: n must be an integer, got '2.5'
     """
     if param.kind == "int":
         if not _INT.fullmatch(raw):

@@ -24,8 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import as_mask
+from hasse.theory.errors import InputError
+from hasse.theory.mask import as_mask
 
 _TOKEN = re.compile(r"x(\d+)")
 _AGG = re.compile(r"agg\(\s*(x\d+(?:\s*,\s*x\d+)*)\s*\)")
@@ -52,7 +52,7 @@ def parse_symbol(text: str, tokens: int | None = None, source: str | None = None
     >>> parse_symbol("y2")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: unknown input symbol 'y2' (expected x<i>, agg(x<i>,x<j>,…), [MASK] or [BOS])
+    hasse.theory.errors.InputError: unknown input symbol 'y2' (expected x<i>, agg(x<i>,x<j>,…), [MASK] or [BOS])
     """
     if not isinstance(text, str):
         raise InputError(f"an input symbol must be a string, got {text!r}", source)
@@ -152,7 +152,7 @@ def make_task(
     >>> make_task(2, [("x0", 0)], [5], [[1]])
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: label 5 of position 0 is out of range: the sample has tokens 0…1
+    hasse.theory.errors.InputError: label 5 of position 0 is out of range: the sample has tokens 0…1
     """
     if isinstance(tokens, bool) or not isinstance(tokens, (int, np.integer)) or tokens <= 0:
         raise InputError(f"'tokens' must be a positive integer (the sample size n), got {tokens!r}", source)
@@ -225,7 +225,7 @@ def read_json(path: str):
 
 
 def _mask_field(value, source: str, folder: str) -> np.ndarray:
-    from theory.io import load_mask, rows_to_mask
+    from hasse.theory.io import load_mask, rows_to_mask
 
     if isinstance(value, list):
         return rows_to_mask(value, source=source)
@@ -283,6 +283,6 @@ def load_task(source: str) -> Task:
         if isinstance(data, dict) and "tasks" in data and "inputs" not in data:
             raise InputError("this is a task family (it has 'tasks'); give a single task", source)
         return task_from_dict(data, source, os.path.dirname(source))
-    from theory.catalog import build_task
+    from hasse.theory.catalog import build_task
 
     return build_task(source)

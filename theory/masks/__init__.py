@@ -2,7 +2,7 @@
 
 Each family module holds a vectorised predicate ``rule(q, k)`` or a factory that
 returns one, a ``build(...) -> NamedMask``, and a ``main()`` that prints a small
-example (``python -m theory.masks.butterfly``). The spec language and the registry
+example (``python -m hasse.theory.masks.butterfly``). The spec language and the registry
 live in :mod:`theory.catalog`.
 
 The names below are re-exported lazily (PEP 562), so that running a family module
@@ -47,8 +47,8 @@ def __getattr__(name: str):
     try:
         module, attr = _EXPORTS[name]
     except KeyError:
-        raise AttributeError(f"module 'theory.masks' has no attribute {name!r}") from None
-    return getattr(importlib.import_module(f"theory.masks.{module}"), attr)
+        raise AttributeError(f"module 'hasse.theory.masks' has no attribute {name!r}") from None
+    return getattr(importlib.import_module(f"hasse.theory.masks.{module}"), attr)
 
 
 def __dir__() -> list[str]:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import numbers
 from typing import Callable, Iterable, Sequence
 
-from theory.errors import InputError, check_fits
-from theory.mask import NamedMask, default_names, grid
+from hasse.theory.errors import InputError, check_fits
+from hasse.theory.mask import NamedMask, default_names, grid
 
 
 def require_int(name: str, value) -> int:

@@ -8,8 +8,8 @@ and the clean tokens of earlier blocks; clean tokens never attend noised ones
 
 from __future__ import annotations
 
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import name_rule, named_mask, require_block, to_text
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import name_rule, named_mask, require_block, to_text
 
 
 def make_bd3lm(n: int, block: int):

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import named_mask, require_positive, to_text
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import named_mask, require_positive, to_text
 
 
 def bidirectional_mask(q, k):

@@ -9,9 +9,9 @@ query stream ``Q_0 … Q_{n-1}`` (``[MASK]`` at pos ``t``, label ``t``) at
 
 from __future__ import annotations
 
-from theory.errors import InputError
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import name_rule, named_mask, require_block, to_text
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import name_rule, named_mask, require_block, to_text
 
 VARIANTS = ("chain", "clique")
 

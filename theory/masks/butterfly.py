@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import name_rule, named_mask, require_positive, to_text
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import name_rule, named_mask, require_positive, to_text
 
 
 def layout(n: int) -> tuple[tuple[str, int], ...]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import named_mask, require_positive, to_text
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import named_mask, require_positive, to_text
 
 
 def causal_mask(q, k):

@@ -10,9 +10,9 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import name_rule, named_mask, plus_joined, require_int_list, to_text
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import name_rule, named_mask, plus_joined, require_int_list, to_text
 
 
 def document_ids(lengths: Sequence[int]) -> np.ndarray:

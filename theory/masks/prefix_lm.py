@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from theory.errors import InputError
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import name_rule, named_mask, require_non_negative, require_positive, to_text
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import name_rule, named_mask, require_non_negative, require_positive, to_text
 
 
 def make_prefix_lm(prefix: int):

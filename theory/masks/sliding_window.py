@@ -10,8 +10,8 @@ kit accepts both, by distinct names.
 
 from __future__ import annotations
 
-from theory.mask import NamedMask, grid  # grid: used by the examples
-from theory.masks._common import (
+from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
+from hasse.theory.masks._common import (
     name_rule,
     named_mask,
     require_non_negative,

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 
-from theory.catalog import Entry, Param, register
+from hasse.theory.catalog import Entry, Param, register
 
 _EXPORTS = {  # public name -> module of theory.tasks that defines it
     **dict.fromkeys(("ar_task", "ar_family", "block_task", "block_family", "infill_task", "infill_family"),
@@ -32,12 +32,12 @@ __all__ = sorted(_EXPORTS)
 
 
 def __getattr__(name: str):
-    """Re-export the builders lazily (PEP 562), so ``python -m theory.tasks.bad`` imports it once."""
+    """Re-export the builders lazily (PEP 562), so ``python -m hasse.theory.tasks.bad`` imports it once."""
     try:
         module = _EXPORTS[name]
     except KeyError:
-        raise AttributeError(f"module 'theory.tasks' has no attribute {name!r}") from None
-    return getattr(importlib.import_module(f"theory.tasks.{module}"), name)
+        raise AttributeError(f"module 'hasse.theory.tasks' has no attribute {name!r}") from None
+    return getattr(importlib.import_module(f"hasse.theory.tasks.{module}"), name)
 
 
 def __dir__() -> list[str]:

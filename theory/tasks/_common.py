@@ -10,10 +10,10 @@ from typing import Sequence
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import NamedMask
-from theory.masks._common import require_int, to_text
-from theory.task import Task
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask
+from hasse.theory.masks._common import require_int, to_text
+from hasse.theory.task import Task
 
 
 def require_at_least(name: str, value, low: int, why: str) -> int:
@@ -30,7 +30,7 @@ def require_index(name: str, value, low: int, high: int, what: str) -> int:
     >>> require_index("k", 4, 1, 3, "ar:n=4 has tasks k = 1 … 3")
     Traceback (most recent call last):
     ...
-    theory.errors.InputError: k = 4 is out of range: ar:n=4 has tasks k = 1 … 3
+    hasse.theory.errors.InputError: k = 4 is out of range: ar:n=4 has tasks k = 1 … 3
     """
     value = require_int(name, value)
     if not low <= value <= high:

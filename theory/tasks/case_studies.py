@@ -10,9 +10,9 @@ Position names are the masks' own (``C0``, ``Q3``, ``F0``, ``B1``, ``P2``).
 
 from __future__ import annotations
 
-from theory.masks import block_two_stream, butterfly
-from theory.task import Task, make_task
-from theory.tasks._common import centre_symbol, task_to_text
+from hasse.theory.masks import block_two_stream, butterfly
+from hasse.theory.task import Task, make_task
+from hasse.theory.tasks._common import centre_symbol, task_to_text
 
 
 def block_two_stream_task(n: int, block: int, variant: str = "chain") -> Task:

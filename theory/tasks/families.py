@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from theory.errors import InputError
-from theory.mask import grid
-from theory.masks._common import require_block, require_positive
-from theory.masks.bidirectional import bidirectional_mask
-from theory.masks.block_two_stream import VARIANTS
-from theory.masks.causal import causal_mask
-from theory.task import Task, make_task
-from theory.tasks._common import centre_symbol, require_at_least, require_index, task_to_text, tokens_at
+from hasse.theory.errors import InputError
+from hasse.theory.mask import grid
+from hasse.theory.masks._common import require_block, require_positive
+from hasse.theory.masks.bidirectional import bidirectional_mask
+from hasse.theory.masks.block_two_stream import VARIANTS
+from hasse.theory.masks.causal import causal_mask
+from hasse.theory.task import Task, make_task
+from hasse.theory.tasks._common import centre_symbol, require_at_least, require_index, task_to_text, tokens_at
 
 
 def require_variant(variant) -> str:
