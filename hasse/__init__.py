@@ -1,3 +1,3 @@
 """hasse — the command-line interface of the attention-mask theory kit (the composition root)."""
 
-__version__ = "0.1.0"
+from hasse.theory.version import __version__

@@ -95,7 +95,7 @@ class Result:
 
 def versions() -> dict:
     """Versions recorded in every certificate."""
-    from hasse import __version__
+    from hasse.theory.version import __version__
 
     out = {"hasse": __version__, "python": platform.python_version(), "platform": sys.platform}
     for module in ("numpy", "networkx", "z3", "sympy"):
