@@ -36,6 +36,10 @@ def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
 
 
 def _as_matrix(mask, n: int | None) -> np.ndarray:
+    if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
+        from hasse.masks_in import load
+
+        return load(mask, n).matrix
     if callable(mask):
         if n is None:
             raise ValueError("a mask_mod needs n, the number of positions")
@@ -62,8 +66,9 @@ def assert_no_leak(
 
     Parameters
     ----------
-    mask : an ``(n, n)`` 0/1 matrix with ``mask[q, k]`` = q attends k, or a
-        FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)`` together with ``n``.
+    mask : an ``(n, n)`` 0/1 matrix with ``mask[q, k]`` = q attends k, a
+        FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)`` together with ``n``,
+        or a string as the command line takes it (``"causal:n=4"``, a file).
     labels : per position, the token(s) predicted there (None when unsupervised).
     sources : per position, the token(s) whose content it holds (None for a
         ``[MASK]``); default: position ``i`` holds token ``i``.

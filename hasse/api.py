@@ -1,0 +1,259 @@
+"""The public Python API of the kit, exported by :mod:`hasse` itself.
+
+Every function takes what the command line takes — a numpy 0/1 matrix, a
+built-in spec such as ``"butterfly:n=4"``, or a file path — and returns the
+same dataclasses the command line formats. Nothing here prints. Heavy imports
+(z3 for :func:`prove`, torch for :func:`check_gradients`) happen inside the
+function that needs them, so ``import hasse`` stays light.
+
+>>> import hasse
+>>> hasse.mask_to_analysis("butterfly:n=4").convergence_depth
+1
+>>> hasse.find_leaks("bad_butterfly_self:n=3").leak_free
+False
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+import numpy as np
+
+from hasse.masks_in import load as _load_mask_source
+from hasse.theory.analysis import MaskAnalysis
+from hasse.theory.analysis import mask_to_analysis as _mask_to_analysis
+from hasse.theory.consistency import ConsistencyReport
+from hasse.theory.consistency import check_consistency as _check_consistency
+from hasse.theory.leak import Flow, LeakReport
+from hasse.theory.leak import find_flows as _find_flows
+from hasse.theory.leak import find_leaks as _find_leaks
+from hasse.theory.mask import NamedMask, as_mask
+from hasse.theory.merge import MergedTask
+from hasse.theory.merge import family_to_merged_task as _family_to_merged_task
+from hasse.theory.reach import reach as _reach
+from hasse.theory.task import Task
+
+
+def load_mask(source, n: int | None = None) -> NamedMask:
+    """The mask ``source`` names, read exactly as every command reads its MASK argument.
+
+    ``source`` is a 0/1 matrix (``source[q, k]`` = query ``q`` may attend key ``k``),
+    a :class:`~hasse.theory.mask.NamedMask`, a built-in spec (``"causal:n=4"``), a
+    file (``.npy``, ``.txt``/``.csv`` rows, ``.json``) or ``"file.py:mask_mod"``
+    evaluated on an ``n × n`` grid.
+
+    Returns
+    -------
+    NamedMask : ``matrix`` an ``(n, n)`` bool array, ``names`` one per position.
+
+    Raises
+    ------
+    InputError : one line naming the source and what is wrong.
+
+    Cost: O(n²) to build or read the matrix.
+
+    >>> load_mask("causal:n=3").matrix.astype(int).tolist()
+    [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    """
+    if isinstance(source, NamedMask):
+        return source
+    if isinstance(source, str):
+        return _load_mask_source(source, n)
+    matrix = as_mask(source)
+    return NamedMask(matrix, tuple(str(i) for i in range(matrix.shape[0])), "array")
+
+
+def load_task(source) -> Task:
+    """The task ``source`` names: a :class:`~hasse.theory.task.Task`, a built-in spec or a task ``.json`` file.
+
+    Returns
+    -------
+    Task : inputs, labels and mask over ``N`` positions (design §3).
+
+    Cost: O(N²) for the mask.
+
+    >>> load_task("butterfly:n=3").size
+    7
+    """
+    if isinstance(source, Task):
+        return source
+    from hasse.theory.task import load_task as _load_task
+
+    return _load_task(str(source))
+
+
+def load_family(source) -> tuple[Task, ...]:
+    """The task family ``source`` names: a sequence of tasks, a built-in spec (``"infill:n=4"``) or a family file.
+
+    Cost: O(sum of N²) over the tasks.
+
+    >>> len(load_family("ar:n=4"))
+    3
+    """
+    if not isinstance(source, str):
+        return tuple(load_task(t) for t in source)
+    from hasse.theory.family import load_family as _load_family
+
+    return _load_family(source)
+
+
+def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True) -> MaskAnalysis:
+    """Analyse a mask: convergence depth, classes, Hasse diagram, density, empty rows.
+
+    Definitions (design §2): ``A = M ∨ I`` (``A = M`` with ``residual=False``);
+    ``L* = min {L : A^L = A^(L+1)}``; the classes are the strongly connected
+    components of ``R* = A^(L*)`` in canonical order; the Hasse edges are the
+    covering pairs of classes, lower → upper. With ``layers`` the analysis also
+    holds ``R(layers)``.
+
+    Returns
+    -------
+    MaskAnalysis : ``convergence_depth`` (None when the powers never settle),
+    ``classes``, ``hasse_edges``, ``dense``, ``height``, ``empty_rows``,
+    ``reachability`` (with ``layers``), ``preperiod``/``period`` (no residual).
+
+    Cost: O(n · e / w) word operations for ``e`` allowed pairs on ``w``-bit words;
+    an ``n = 8192`` mask takes well under a second (docs/benchmarks.md).
+
+    >>> a = mask_to_analysis("sliding_window:n=6,w=2")
+    >>> a.convergence_depth, a.dense, len(a.classes)
+    (5, False, 6)
+    """
+    named = load_mask(mask)
+    return _mask_to_analysis(named.matrix, residual=residual, layers=layers, names=named.names)
+
+
+def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
+    """``R(L)``: the boolean ``(n, n)`` matrix with ``R[q, k]`` iff output ``q`` of an ``L``-layer stack depends on input ``k``.
+
+    Definition: ``R(L) = A^L`` in Boolean arithmetic, ``A = M ∨ I`` (``M`` without
+    the residual), ``R(0) = I``; equivalently a walk ``k → … → q`` of at most
+    ``L`` attention hops.
+
+    Cost: O(L · e · n / w) for ``e`` allowed pairs.
+
+    >>> reach("sliding_window:n=4,w=2", 2).astype(int).tolist()
+    [[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [0, 1, 1, 1]]
+    """
+    return _reach(load_mask(mask).matrix, layers, residual=residual)
+
+
+def find_leaks(task, layers: int | None = None) -> LeakReport:
+    """Every supervised position that depends on a position holding its own target, with the shortest witness path.
+
+    Definition (design §3): position ``p`` with target ``t`` leaks within ``L``
+    layers iff some ``j`` whose content includes token ``t`` has ``R(L)[p, j]``;
+    ``layers=None`` means in the limit (every depth). Isolation groups of the
+    task are checked the same way.
+
+    Returns
+    -------
+    LeakReport : ``leak_free``, ``leaks`` (each ``position``, ``target``,
+    ``source``, ``path``, ``depth``), ``isolation``, coverage figures.
+
+    Cost: O(N · e / w) for the limit; one breadth-first propagation otherwise.
+
+    >>> report = find_leaks("bad_butterfly_crossed:n=3")
+    >>> report.leak_free, min(leak.depth for leak in report.leaks)
+    (False, 2)
+    """
+    return _find_leaks(load_task(task), layers)
+
+
+def find_flows(mask, sources: Iterable[int], sinks: Iterable[int]) -> tuple[Flow, ...]:
+    """Each position of ``sinks`` that depends (in the limit) on a position of ``sources``, with the shortest path.
+
+    Definition: a flow ``s → d`` exists iff ``R*[d, s]``; the path is a shortest
+    hop path, so its length is the depth at which the flow first appears.
+
+    Cost: O(n · e / w).
+
+    >>> [f.path for f in find_flows("causal:n=4", [0], [3])]
+    [(0, 3)]
+    """
+    return _find_flows(load_mask(mask).matrix, sources, sinks)
+
+
+def family_to_merged_task(family) -> MergedTask:
+    """The minimal merged task of a family: one node per group of equivalent nodes, every task embedded.
+
+    Definition (design §3): nodes are equivalent iff their down-sets are
+    isomorphic (edges and input multisets preserved); the merged task keeps one
+    representative per group (copies only where a down-set holds equivalent
+    duplicates), the representatives' Hasse edges, and every label.
+
+    Returns
+    -------
+    MergedTask : ``task`` (an ordinary task with its dense mask), ``nodes``,
+    ``node_of_position()``, ``hasse_edges()``, ``copies``.
+
+    Cost: near-linear in the total number of nodes for the case studies
+    (signature buckets); VF2 isomorphism only inside a bucket.
+
+    >>> merged = family_to_merged_task("ar:n=5")
+    >>> merged.nodes, int(merged.task.mask.sum())
+    (4, 10)
+    """
+    return _family_to_merged_task(load_family(family))
+
+
+def check_consistency(train, inference) -> ConsistencyReport:
+    """Whether a training task serves every step of an inference procedure.
+
+    Definition (design §3): consistent iff every supervised node of every
+    inference task has an equivalent node in the training task with the same
+    label. Mismatches name the node and how its upstream differs.
+
+    Cost: one merge-style equivalence pass over all tasks.
+
+    >>> check_consistency("block_two_stream:n=4,block=2", "block:n=4,block=2").consistent
+    True
+    """
+    return _check_consistency(load_task(train), load_family(inference))
+
+
+def prove(name: str, n: int, method: str = "both", *, timeout: float | None = None, workers: int = 1) -> list:
+    """Run theorem ``name`` (design §5) for size ``n``: one result per method, each proved, refuted or unknown.
+
+    ``method`` is ``"exhaustive"``, ``"z3"`` or ``"both"``. A result is proved
+    only when every object of size ``n`` was checked (exhaustive) or the
+    negated claim is unsat (Z3); a timeout gives unknown, never proved.
+
+    Returns
+    -------
+    list of Result : ``theorem``, ``n``, ``method``, ``verdict``, ``checked``,
+    ``seconds``, ``counterexample`` or ``witness``.
+
+    Cost: the exhaustive method checks ``2^(n(n−1))`` masks (mask-level theorems).
+
+    >>> [r.verdict for r in prove("limit_is_preorder", 3)]
+    ['proved', 'proved']
+    """
+    from hasse.proofs import registry
+    from hasse.proofs.script import prove as _prove
+
+    return _prove(registry.get(name), n, method, timeout=timeout, workers=workers, show_progress=False)
+
+
+def check_gradients(subject, layers: int | None = None, backend: str = "manual", device: str = "cpu", *,
+                    seeds: int = 3):
+    """Observed dependencies of a real PyTorch attention stack under a mask or task, against ``R(L)``.
+
+    Definition (design §9): output ``q`` is observed to depend on input ``k`` iff
+    ``‖∂out_q / ∂x_k‖ ≠ 0`` for some seed; the check agrees iff that pattern is
+    exactly ``R(L)`` (zeros wherever theory says no path). ``subject`` is a mask
+    (any form :func:`load_mask` takes) or a task (a Task, or a spec/file naming
+    one), in which case leak gradients are measured too. Needs the ``torch`` extra.
+
+    Returns
+    -------
+    GpuCheck : ``agrees``, ``unexpected``, ``missing``, leak gradients for tasks.
+
+    Cost: one batched vector–Jacobian product per seed; seconds at ``n = 256`` on CPU.
+    """
+    from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+
+    if isinstance(subject, Task):
+        return task_to_gpu_check(subject, layers, backend, device, seeds=seeds)
+    return mask_to_gpu_check(load_mask(subject).matrix, layers, backend, device, seeds=seeds)
+
