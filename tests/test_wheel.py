@@ -1,0 +1,88 @@
+"""The built wheel installs one top-level name, `hasse`, and works beside a user's own `theory.py`.
+
+Builds the wheel from this checkout, installs it (without dependencies) into a
+fresh virtual environment that borrows the test environment's third-party
+packages, and imports the public API from a folder that holds modules called
+``theory``, ``solvers``, ``proofs`` and ``gpu_check`` — the names the kit's
+folders carry in the repository.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import sysconfig
+import textwrap
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    # Build from a clean copy: setuptools reuses a stale build/ folder in place.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    for name in ("hasse", "theory", "solvers", "proofs", "gpu_check"):
+        shutil.copytree(ROOT / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(source)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.fail("building the wheel failed:\n" + proc.stderr[-2000:])
+    (found,) = out.glob("hasse_attention-*.whl")
+    return found
+
+
+def test_wheel_installs_only_hasse_at_the_top(wheel):
+    with zipfile.ZipFile(wheel) as z:
+        top = {name.split("/")[0] for name in z.namelist()}
+        names = set(z.namelist())
+    assert {t for t in top if not t.endswith(".dist-info")} == {"hasse"}
+    for module in ("hasse/theory/order.py", "hasse/theory/masks/butterfly.py", "hasse/theory/tasks/bad.py",
+                   "hasse/solvers/exhaustive.py", "hasse/proofs/registry.py", "hasse/gpu_check/check.py",
+                   "hasse/cli.py", "hasse/api.py"):
+        assert module in names
+
+
+def test_wheel_works_beside_a_users_theory_module(wheel, tmp_path):
+    env = tmp_path / "venv"
+    venv.create(env, with_pip=False)
+    python = env / "bin" / "python"
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    # The wheel's own files, unpacked as an installer would (no dependencies) ...
+    with zipfile.ZipFile(wheel) as z:
+        z.extractall(site)
+    # ... and the test environment's numpy, networkx, z3, sympy behind them (a path, not
+    # a site dir, so the checkout's editable finder is not loaded).
+    (site / "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    user = tmp_path / "project"
+    user.mkdir()
+    for name in ("theory", "solvers", "proofs", "gpu_check"):
+        (user / f"{name}.py").write_text(f"WHO = 'the user {name}'\n")
+    code = textwrap.dedent("""
+        import theory, proofs
+        import hasse
+        from hasse import assert_no_leak, find_leaks, mask_to_analysis
+        from hasse.testing import assert_no_leak as again
+        assert theory.WHO == 'the user theory' and proofs.WHO == 'the user proofs'
+        assert hasse.__file__.startswith(SITE), hasse.__file__
+        assert mask_to_analysis('butterfly:n=4').convergence_depth == 1
+        assert not find_leaks('bad_butterfly_self:n=3').leak_free
+        assert_no_leak('causal:n=3', labels=[1, 2, None])
+        print('ok')
+        """).replace("SITE", repr(str(site)))
+    proc = subprocess.run([python, "-c", code], cwd=user, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip() == "ok"
+    proc = subprocess.run([python, "-m", "hasse.proofs.limit_is_preorder", "--n", "3", "--method", "exhaustive"],
+                          cwd=user, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "proved" in proc.stdout.lower()
