@@ -1,13 +1,21 @@
-"""``hasse counterexample DESIGN``: the smallest n at which a design leaks, printed whole."""
+"""``hasse counterexample DESIGN``: the smallest n at which a design breaks, printed whole.
+
+Runs the direct search (:func:`theory.counterexample.find_counterexample`), the Z3
+search (:func:`solvers.z3_counterexample.search_z3`) or both, compares them
+(:func:`theory.counterexample.disagreement`) and prints the counterexample: its
+task table, then the leak report or the inconsistent nodes. The plain direct search
+(no ``--method``, no ``--inference``) keeps its own short format.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from hasse.cmd_leak import _flow_dict, _leak_dict, leak_report
+from hasse.cmd_leak import _flow_dict, _leak_dict, leak_report, path_text
 from hasse.output import print_json
-from hasse.theory.counterexample import find_counterexample
+from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
+from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
 Search for the smallest counterexample of a parametric design: try n = 1, 2, ...,
@@ -66,45 +74,180 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    if args.method != "direct" or args.inference:
-        from hasse.counterexample_methods import run_methods
+    if args.method == "direct" and not args.inference:
+        return _run_direct(args)
+    return _run_methods(args)
 
-        return run_methods(args)
+
+def _progress(args, label: str = ""):
+    """A progress callback ``n -> None`` on stderr (only when it is a terminal and not --json)."""
     show = sys.stderr.isatty() and not args.json
 
-    def progress(n: int) -> None:
-        if show:
-            print(f"\r  trying n = {n} of {args.max_n} …", end="", file=sys.stderr, flush=True)
+    def step(n: int | None) -> None:
+        if show and n is None:
+            print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
+        elif show:
+            print(f"\r  {label}trying n = {n} of {args.max_n} …", end="", file=sys.stderr, flush=True)
 
+    return step
+
+
+def _run_direct(args) -> int:
+    progress = _progress(args)
     found = find_counterexample(args.design, args.max_n, progress=progress)
-    if show:
-        print("\r" + " " * 40 + "\r", end="", file=sys.stderr)
+    progress(None)
     if args.json:
         out = {"design": args.design, "n": found.n, "property": found.property, "checked": found.checked,
-               "skipped": [{"n": n, "reason": r} for n, r in found.skipped]}
-        if found.task is not None:
-            t, r = found.task, found.report
-            out.update({"task": t.name, "mask": t.mask, "inputs": [list(x) for x in t.inputs],
-                        "labels": [list(ts) for ts in t.labels], "names": t.names,
-                        "leaks": [_leak_dict(x) for x in r.leaks],
-                        "isolation": [_flow_dict(x) for x in r.isolation]})
+               "skipped": _skipped_json(found)}
+        out.update(_task_json(found))
         print_json(out)
         return 1 if found.n is not None else 0
     tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
     if found.n is None:
         print(f"{args.design}: no leak and no isolation violation for any n up to {args.max_n} "
               f"(checked {len(found.checked)} sizes: {tried})")
-        if found.skipped:
-            print(f"skipped {len(found.skipped)} size(s) where the design does not exist, e.g. "
-                  f"n = {found.skipped[0][0]}: {found.skipped[0][1]}")
+        _print_skipped(found)
         return 0
-    t = found.task
     print(f"{args.design}: smallest counterexample at n = {found.n} ({found.property})")
+    _print_task(found.task)
+    print(leak_report(found.task, found.report, ascii=args.ascii))
+    return 1
+
+
+def _run_methods(args) -> int:
+    from hasse.solvers.z3_counterexample import search_z3
+
+    if args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout}")
+    results = []
+    if args.method in ("direct", "both"):
+        progress = _progress(args, "direct: ")
+        results.append(find_counterexample(args.design, args.max_n, merged=True, inference=args.inference,
+                                           progress=progress))
+    if args.method in ("z3", "both"):
+        progress = _progress(args, "z3: ")
+        results.append(search_z3(args.design, args.max_n, inference=args.inference, timeout=args.timeout,
+                                 progress=progress))
+    progress(None)
+    loud = disagreement(*results) if len(results) == 2 else None
+    if args.json:
+        print_json(_methods_json(args, results, loud))
+    else:
+        _print_methods(args, results, loud)
+    if loud:
+        print(f"hasse: {loud}", file=sys.stderr)
+        return 1
+    if results[0].n is not None:
+        return 1
+    return 3 if any(r.unknown for r in results) else 0
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _skipped_json(found: Counterexample) -> list[dict]:
+    return [{"n": n, "reason": r} for n, r in found.skipped]
+
+
+def _task_json(found: Counterexample) -> dict:
+    """The counterexample's task, and its leaks and isolation violations (empty when none was found)."""
+    if found.task is None:
+        return {}
+    t = found.task
+    out = {"task": t.name, "mask": t.mask, "inputs": [list(x) for x in t.inputs],
+           "labels": [list(ts) for ts in t.labels], "names": t.names}
+    report = found.leak_report()
+    if report is not None:
+        out["leaks"] = [_leak_dict(x) for x in report.leaks]
+        out["isolation"] = [_flow_dict(x) for x in report.isolation]
+    return out
+
+
+def _method_json(r: Counterexample) -> dict:
+    out = {"method": r.method, "n": r.n, "property": r.property, "where": r.where,
+           "checked": list(r.checked), "seconds": round(r.seconds, 4)}
+    if r.witness is not None:
+        out["witness"] = r.witness
+    if r.unknown:
+        out["unknown"] = r.unknown
+    if r.method == "z3":
+        out["solver_calls"] = r.solver_calls
+    return out
+
+
+def _methods_json(args, results, loud) -> dict:
+    main = results[0]
+    out = {"design": args.design, "method": args.method, "n": main.n, "property": main.property,
+           "where": main.where, "checked": list(main.checked), "skipped": _skipped_json(main),
+           "methods": [_method_json(r) for r in results]}
+    if args.inference:
+        out["inference"] = args.inference
+    if len(results) == 2:
+        out["agree"] = loud is None
+    out.update(_task_json(main))
+    if main.task is not None and main.property == "inconsistency":
+        out["mismatches"] = [_mismatch_json(m) for m in main.mismatches] or [main.witness]
+    return out
+
+
+def _mismatch_json(m) -> dict:
+    return {"inference_task": m.task, "position": m.position, "input": list(m.input), "target": m.target,
+            "extra_upstream": [list(x) for x in m.extra_upstream],
+            "missing_upstream": [list(x) for x in m.missing_upstream]}
+
+
+# ---------------------------------------------------------------- text
+
+
+def _print_skipped(found: Counterexample) -> None:
+    if found.skipped:
+        print(f"skipped {len(found.skipped)} size(s) where the design does not exist, e.g. "
+              f"n = {found.skipped[0][0]}: {found.skipped[0][1]}")
+
+
+def _print_task(t) -> None:
+    """The counterexample's positions: name, input, position id and label, between blank lines."""
     print()
     print(f"{'pos':>4} {'name':<8} {'input':<16} {'pos id':>6}  label")
     for p, ((sym, pid), ts) in enumerate(zip(t.inputs, t.labels)):
         label = ",".join(map(str, ts)) if ts else "-"
         print(f"{p:>4} {t.names[p]:<8} {sym:<16} {pid:>6}  {label}")
     print()
-    print(leak_report(t, found.report, ascii=args.ascii))
-    return 1
+
+
+def _print_methods(args, results, loud) -> None:
+    main = results[0]
+    for r in results:
+        head = f"[{r.method}] {args.design}: "
+        if r.unknown:
+            print(head + f"inconclusive ({r.unknown})")
+        elif r.n is None:
+            also = " and no inconsistency" if args.inference else ""
+            print(head + f"no leak or isolation violation{also} for any n up to {args.max_n} "
+                         f"(checked {len(r.checked)} sizes)")
+        else:
+            w = r.witness or {}
+            detail = (f", path {path_text(w['path'], r.task.names, args.ascii)} at depth {w['depth']}"
+                      if "path" in w else f", inference task {w.get('inference_task')} position {w.get('position')}")
+            print(head + f"smallest counterexample at n = {r.n} ({r.property}, {r.where}{detail})"
+                  + (f"; {r.solver_calls} solver calls" if r.method == "z3" else "") + f" in {r.seconds:.2f} s")
+    if len(results) == 2 and loud is None:
+        print("direct and z3 agree")
+    if main.n is None:
+        _print_skipped(main)
+        return
+    t = main.task
+    _print_task(t)
+    if main.property == "inconsistency":
+        print(f"task {t.name or '(unnamed)'} is inconsistent with inference by {args.inference} at n = {main.n}:")
+        for m in main.mismatches or ():
+            print(f"  inference task {m.task}, position {m.position} ({m.input[0]}@{m.input[1]} -> {m.target}): "
+                  f"no equivalent training node; the closest sees extra {list(m.extra_upstream)}, "
+                  f"misses {list(m.missing_upstream)}")
+        if not main.mismatches:
+            w = main.witness
+            print(f"  inference task {w['inference_task']}, position {w['position']} ({w['input'][0]}@{w['input'][1]}"
+                  f" -> {w['target']}): Z3 finds no injective cover-exact map of its down-set into the training "
+                  f"task with that label at the image of the position (unsat)")
+        return
+    print(leak_report(t, main.leak_report(), ascii=args.ascii))

@@ -1,33 +1,84 @@
-"""The smallest counterexample of a parametric design: the first size ``n`` that leaks.
+"""The smallest counterexample of a parametric design: the first size ``n`` that breaks it.
 
 A *design* is a recipe for tasks at every size ``n``: a built-in task or bad design
 with its other parameters fixed (``bad_block_own_content:block=2``), a built-in
 family (``infill``: every task of the family), or ``file.py:make_task`` — a
 function of ``n`` returning a task (a :class:`~theory.task.Task` or its JSON
-object) or a list of them. :func:`find_counterexample` tries ``n = 1, 2, …`` and
-stops at the first task with a leak or an isolation violation (in the limit).
+object) or a list of them (:func:`design_builder`).
+
+A search makes one pass over ``n = 1, 2, …, max_n`` (:func:`design_sizes`) and stops
+at the first ``n`` where, in this order,
+
+1. a task of the design leaks or breaks isolation in the limit (tasks in order; leak
+   before isolation);
+2. with ``merged``, the design is a family (more than one task) and its merged task
+   (``family_to_merged_task``) leaks;
+3. with ``inference``, a task of the design is inconsistent with the inference family
+   at that ``n`` (e.g. ``block:block=2``: decoding by the block tasks).
+
+Two searches answer these questions and return the same :class:`Counterexample`:
+:func:`find_counterexample` here, with the kit's own analysis (``find_leaks``,
+``check_consistency``), and ``solvers.z3_counterexample.search_z3``, with Z3 on the
+raw rows. :func:`disagreement` compares the two answers.
+
+>>> found = find_counterexample("bad_butterfly_crossed", 4)
+>>> found.n, found.property, found.where, found.witness["path"]
+(2, 'leak', 'task 0', [1, 0, 3])
+>>> find_counterexample("butterfly", 3).n is None
+True
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Callable
 
 from hasse.theory.errors import InputError
-from hasse.theory.leak import LeakReport, find_leaks
+from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
 from hasse.theory.task import Task, task_from_dict
 
 
 @dataclass(frozen=True)
 class Counterexample:
+    """What one search found: the smallest ``n`` and the property broken there.
+
+    ``n`` is None when nothing breaks up to ``max_n`` (or when the search is
+    inconclusive: then ``unknown`` says why).
+    """
+
+    method: str  # direct | z3
     design: str
     n: int | None  # the smallest size that breaks it; None if none up to max_n
-    property: str | None  # "leak" or "isolation"
-    task: Task | None
-    report: LeakReport | None
+    property: str | None  # leak | isolation | inconsistency
+    where: str | None  # "task i" or "merged task"
+    task: Task | None  # the task that breaks
+    witness: dict | None  # leak / isolation: position, [target], source, path, depth; inconsistency: the node
     checked: tuple[int, ...]  # sizes checked
     skipped: tuple[tuple[int, str], ...]  # sizes at which the design does not exist, and why
+    report: LeakReport | None = None  # direct leak / isolation: the full LeakReport
+    mismatches: tuple = ()  # direct inconsistency: every Mismatch
+    unknown: str | None = None  # z3: why the search is inconclusive
+    solver_calls: int = 0  # z3: how many solver checks ran
+    seconds: float = 0.0
+
+    def leak_report(self) -> LeakReport | None:
+        """The LeakReport of a leak or isolation counterexample.
+
+        The direct search's full report, or a one-witness report built from the Z3
+        walk; None for an inconsistency or when nothing was found.
+        """
+        if self.report is not None or self.property not in ("leak", "isolation"):
+            return self.report
+        t, w = self.task, self.witness
+        leaks, iso = (), ()
+        if self.property == "leak":
+            leaks = (Leak(w["position"], w["target"], w["source"], tuple(w["path"]), w["depth"]),)
+        else:
+            iso = (Flow(w["position"], w["source"], tuple(w["path"]), w["depth"]),)
+        targets = tuple(sorted({x for ts in t.labels for x in ts}))
+        return LeakReport(None, leaks, iso, t.supervised, targets, t.tokens, t.size, ())
 
 
 def _is_file_design(design: str) -> bool:
@@ -117,18 +168,94 @@ def design_sizes(design: str, max_n: int, build, progress=None):
     return gen(), skipped
 
 
-def find_counterexample(design: str, max_n: int, *, progress: Callable[[int], None] | None = None) -> Counterexample:
-    """Try ``n = 1 … max_n`` and return the first task that leaks or breaks isolation."""
+def inference_builder(inference: str | None) -> Callable[[int], list[Task] | None] | None:
+    """``n -> tasks`` of an inference family (None at sizes where it does not exist); None without one."""
+    if inference is None:
+        return None
+    build = design_builder(inference)
+
+    def at(n: int) -> list[Task] | None:
+        try:
+            return build(n)
+        except InputError:
+            return None  # the inference family does not exist at this n
+
+    return at
+
+
+def check_max_n(max_n: int) -> None:
+    """Raise InputError unless ``max_n >= 1``."""
     if max_n < 1:
         raise InputError(f"--max-n must be >= 1, got {max_n}")
+
+
+def witness_of(violation: Leak | Flow) -> dict:
+    """A leak or isolation violation as a witness: position, [target], source, path, depth."""
+    if isinstance(violation, Leak):
+        return {"position": violation.position, "target": violation.target, "source": violation.source,
+                "path": list(violation.path), "depth": violation.depth}
+    return {"position": violation.position, "source": violation.source, "path": list(violation.path),
+            "depth": violation.depth}
+
+
+def find_counterexample(design: str, max_n: int, *, merged: bool = False, inference: str | None = None,
+                        progress: Callable[[int], None] | None = None) -> Counterexample:
+    """The direct search: the first ``n`` at which (1), (2) with ``merged``, or (3) with ``inference`` holds.
+
+    Each size is decided by the kit's analysis: ``find_leaks`` on every task and, with
+    ``merged``, on the merged task of a family; ``check_consistency`` with the
+    inference family. ``progress(n)`` is called before each size.
+
+    Raises
+    ------
+    InputError : ``max_n < 1``, a design that cannot be built, or a ``file.py``
+        design whose function fails.
+    """
+    import hasse.theory.merge as merge
+    from hasse.theory.consistency import check_consistency
+
+    check_max_n(max_n)
+    start = time.perf_counter()
     build = design_builder(design)
+    infer = inference_builder(inference)
+    sizes, skipped = design_sizes(design, max_n, build, progress)
     checked: list[int] = []
-    found, skipped = design_sizes(design, max_n, build, progress)
-    for n, tasks in found:
+
+    def found(n=None, prop=None, where=None, task=None, witness=None, report=None, mismatches=()):
+        return Counterexample("direct", design, n, prop, where, task, witness, tuple(checked), tuple(skipped),
+                              report, mismatches, seconds=time.perf_counter() - start)
+
+    for n, tasks in sizes:
         checked.append(n)
-        for task in tasks:
+        for i, task in enumerate(tasks):
             report = find_leaks(task)
             if report.leaks or report.isolation:
-                prop = "leak" if report.leaks else "isolation"
-                return Counterexample(design, n, prop, task, report, tuple(checked), tuple(skipped))
-    return Counterexample(design, None, None, None, None, tuple(checked), tuple(skipped))
+                first = (report.leaks or report.isolation)[0]
+                return found(n, "leak" if report.leaks else "isolation", f"task {i}", task, witness_of(first), report)
+        if merged and len(tasks) > 1:
+            merged_task = merge.family_to_merged_task(tasks).task
+            report = find_leaks(merged_task)
+            if report.leaks:
+                return found(n, "leak", "merged task", merged_task, witness_of(report.leaks[0]), report)
+        inference_tasks = infer(n) if infer else None
+        if inference_tasks:
+            for i, task in enumerate(tasks):
+                result = check_consistency(task, inference_tasks)
+                if not result.consistent:
+                    m = result.mismatches[0]
+                    witness = {"inference_task": m.task, "position": m.position, "input": list(m.input),
+                               "target": m.target}
+                    return found(n, "inconsistency", f"task {i}", task, witness, mismatches=result.mismatches)
+    return found()
+
+
+def disagreement(direct: Counterexample, z3: Counterexample) -> str | None:
+    """A loud message when two searches found different things (an inconclusive Z3 search is not a disagreement)."""
+    if z3.unknown:
+        return None
+    a = (direct.n, direct.property, direct.where)
+    b = (z3.n, z3.property, z3.where)
+    if a != b:
+        return (f"METHODS DISAGREE on {direct.design}: direct finds n = {direct.n} ({direct.property}, "
+                f"{direct.where}), z3 finds n = {z3.n} ({z3.property}, {z3.where})")
+    return None
