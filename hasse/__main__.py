@@ -1,3 +1,6 @@
+"""``python -m hasse``: the command line (:func:`hasse.cli.main`)."""
+
 from hasse.cli import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())
