@@ -52,7 +52,7 @@ def _upstream_inputs(h, c) -> Counter:
 def check_consistency(train: Task, inference: Sequence[Task]) -> ConsistencyReport:
     """Check a training task against the inference tasks of a decoding procedure.
 
-    >>> from theory.catalog import build_family, build_task
+    >>> from hasse.theory.catalog import build_family, build_task
     >>> check_consistency(build_task("block_two_stream:n=4,block=2"), build_family("block:n=4,block=2")).consistent
     True
     """

@@ -75,8 +75,8 @@ class Grouping:
 def group_nodes(diagrams: Sequence[LabelledHasse], table: SignatureTable | None = None) -> Grouping:
     """Group every node of every diagram by equivalence (signature buckets, then the exact test).
 
-    >>> from theory.catalog import build_family
-    >>> from theory.labelled import task_to_hasse
+    >>> from hasse.theory.catalog import build_family
+    >>> from hasse.theory.labelled import task_to_hasse
     >>> g = group_nodes([task_to_hasse(t) for t in build_family("ar:n=4")])
     >>> len(g.members), [len(m) for m in g.members]
     (3, [3, 2, 1])

@@ -79,7 +79,7 @@ class LabelledHasse:
 def task_to_hasse(task: Task) -> LabelledHasse:
     """The labelled Hasse diagram of ``task``.
 
-    >>> from theory.task import make_task
+    >>> from hasse.theory.task import make_task
     >>> t = make_task(2, [("x0", 0), ("x1", 1), ("[MASK]", 1)], [None, None, 1],
     ...               [[1, 0, 0], [1, 1, 0], [1, 0, 1]])
     >>> h = task_to_hasse(t)

@@ -185,7 +185,7 @@ def _propagated_paths(mask, held, pending) -> dict[tuple[int, int], tuple[int, .
 def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = None) -> LeakReport:
     """Every leak and isolation violation of a task (in the limit, each with its depth).
 
-    >>> from theory.task import make_task
+    >>> from hasse.theory.task import make_task
     >>> t = make_task(2, [("x0", 0), ("x1", 1)], [1, None], [[1, 1], [1, 1]])
     >>> find_leaks(t).leaks
     (Leak(position=0, target=1, source=1, path=(1, 0), depth=1),)

@@ -85,7 +85,7 @@ def check_family(tasks: Sequence[Task], source: str = "family") -> int:
 def family_to_merged_task(tasks: Sequence[Task], name: str = "merged") -> MergedTask:
     """The minimal merged task of a family (see the module docstring).
 
-    >>> from theory.catalog import build_family
+    >>> from hasse.theory.catalog import build_family
     >>> merged = family_to_merged_task(build_family("ar:n=4"))
     >>> merged.task.size, merged.task.labels, merged.copies
     (3, ((1,), (2,), (3,)), ())

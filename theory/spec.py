@@ -1,9 +1,13 @@
-"""The spec language ``name:key=value,…``: parameters, parsing, and canonical text.
+"""The spec language ``name:key=value,…`` and the registry of catalogue entries.
 
 A *spec* names a catalogue entry and its parameters: ``butterfly:n=4``,
 ``block_two_stream:n=8,block=2,variant=clique``, ``document:lengths=3+2+4,causal=true``.
 This module turns spec text into raw ``key -> value`` strings and parsed values and
-back; it knows nothing of which entries exist (that is :mod:`theory.catalog`).
+back, and holds the registry: :class:`Entry` (a name, its :class:`Param` list and its
+builder), :func:`register`, :func:`entries`, :func:`get_entry`. It imports no entry:
+each mask family declares its own (``theory.masks.<family>.ENTRY``), and
+:mod:`theory.catalog` imports them all, so the registry is complete once the
+catalogue is imported (resolving and building specs are there too).
 
 Spec syntax (design §7):
 
@@ -22,13 +26,10 @@ the spec and what is wrong.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from hasse.theory.errors import InputError
-
-if TYPE_CHECKING:  # only for annotations: theory.catalog imports this module
-    from hasse.theory.catalog import Entry
 
 PARAM_KINDS = ("int", "int_list", "choice", "bool")
 _INT = re.compile(r"-?\d+")
@@ -65,6 +66,100 @@ class Param:
         if self.kind == "bool":
             return "true|false"
         return "|".join(self.choices)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A named thing the catalogue can build from a spec."""
+
+    name: str  # the spec name, e.g. "butterfly"
+    summary: str  # one line for `hasse catalog`
+    params: tuple[Param, ...]  # in canonical order
+    builder: Callable[..., Any] = field(repr=False)  # called with one keyword per param, parsed
+    kind: str = "mask"  # what the builder returns: "mask" (a NamedMask), "task", "family", …
+
+    def param(self, name: str) -> Param | None:
+        return next((p for p in self.params if p.name == name), None)
+
+    def usage(self) -> str:
+        """The spec pattern: ``block_two_stream:n=N,block=BLOCK[,variant=chain|clique]``.
+
+        >>> import hasse.theory.catalog  # registers the built-in entries
+        >>> get_entry("document").usage()
+        'document:lengths=A+B+…[,causal=true|false]'
+        """
+        items = [f"{p.name}={p.placeholder()}" for p in self.params if p.required]
+        text = self.name + (":" + ",".join(items) if items else "")
+        for p in self.params:
+            if not p.required:
+                text += f"[{',' if items else ':'}{p.name}={p.placeholder()}]"
+                items.append(p.name)
+        return text
+
+
+@dataclass(frozen=True)
+class Spec:
+    """A parsed and checked spec: the entry, the parsed values, and the canonical text."""
+
+    entry: Entry
+    values: tuple[tuple[str, Any], ...]  # (param name, parsed value), every param, canonical order
+    canonical: str  # e.g. "block_two_stream:n=4,block=2,variant=chain"
+
+    def kwargs(self) -> dict[str, Any]:
+        return dict(self.values)
+
+
+# --------------------------------------------------------------------------- registry
+
+_REGISTRY: dict[tuple[str, str], Entry] = {}  # (kind, name) -> entry, in registration order
+
+
+def register(entry: Entry) -> Entry:
+    """Add an entry to the catalogue (the mask families, tasks, task families and bad designs).
+
+    One name may be registered once per kind (``butterfly`` is both a mask and a
+    task). Raises ``ValueError`` (a programming error, not bad input) if taken.
+    """
+    key = (entry.kind, entry.name)
+    if key in _REGISTRY:
+        raise ValueError(f"catalogue {entry.kind} {entry.name!r} is already registered")
+    _REGISTRY[key] = entry
+    return entry
+
+
+def entries(kind: str | None = None) -> tuple[Entry, ...]:
+    """Every entry in registration order, or only those of one ``kind``."""
+    return tuple(e for e in _REGISTRY.values() if kind is None or e.kind == kind)
+
+
+def mask_entries() -> tuple[Entry, ...]:
+    """The entries that build a :class:`~theory.mask.NamedMask`, in catalogue order."""
+    return entries("mask")
+
+
+def get_entry(name: str, kind: str | None = None, source: str | None = None) -> Entry:
+    """The entry called ``name`` (of ``kind``, if given; else the first registered); :class:`InputError` if none.
+
+    >>> import hasse.theory.catalog  # registers the built-in entries
+    >>> get_entry("butterfly").summary
+    'Butterfly Attention: 3n-2 positions F, B, P; leak-free bidirectional supervision'
+    >>> get_entry("nope")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: unknown catalogue entry 'nope'; known: causal, bidirectional, ...
+    """
+    if kind is not None:
+        entry = _REGISTRY.get((kind, name))
+    else:
+        entry = next((e for (k, n), e in _REGISTRY.items() if n == name), None)
+    what = kind or "catalogue entry"
+    if entry is None:
+        others = [e.kind for (k, n), e in _REGISTRY.items() if n == name]
+        if others:
+            raise InputError(f"{name!r} is a {others[0]}, not a {kind}", source)
+        known = ", ".join(dict.fromkeys(e.name for e in entries(kind)))
+        raise InputError(f"unknown {what} {name!r}; known: {known}", source)
+    return entry
 
 
 # --------------------------------------------------------------------------- parsing
@@ -168,7 +263,7 @@ def format_value(param: Param, value: Any) -> str:
 def canonical_spec(entry: Entry, values: dict[str, Any]) -> str:
     """``name:key=value,…`` with every parameter, in the entry's order, values canonical.
 
-    >>> from theory.catalog import get_entry
+    >>> import hasse.theory.catalog  # registers the built-in entries
     >>> canonical_spec(get_entry("block_two_stream"), {"n": 4, "block": 2, "variant": "chain"})
     'block_two_stream:n=4,block=2,variant=chain'
     """

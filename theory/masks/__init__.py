@@ -1,9 +1,11 @@
 """The built-in masks, one module per family (re-exports only).
 
 Each family module holds a vectorised predicate ``rule(q, k)`` or a factory that
-returns one, a ``build(...) -> NamedMask``, and a ``main()`` that prints a small
-example (``python -m hasse.theory.masks.butterfly``). The spec language and the registry
-live in :mod:`theory.catalog`.
+returns one, a ``build(...) -> NamedMask``, its catalogue entry (``ENTRY``, or
+``ENTRIES`` for two) and a ``main()`` that prints a small example
+(``python -m hasse.theory.masks.butterfly``). :mod:`theory.masks.entries` registers
+the entries in catalogue order; the spec language and the registry live in
+:mod:`theory.spec`, resolving and building specs in :mod:`theory.catalog`.
 
 The names below are re-exported lazily (PEP 562), so that running a family module
 with ``python -m`` does not import it twice.

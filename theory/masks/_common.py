@@ -11,6 +11,10 @@ from typing import Callable, Iterable, Sequence
 
 from hasse.theory.errors import InputError, check_fits
 from hasse.theory.mask import NamedMask, default_names, grid
+from hasse.theory.spec import Param
+
+N = Param("n", "int", help="number of tokens (n >= 1)")  # the size parameter of most families
+BLOCK = Param("block", "int", help="block size l; must divide n")
 
 
 def require_int(name: str, value) -> int:
@@ -86,7 +90,7 @@ def named_mask(
 def to_text(mask: NamedMask) -> str:
     """A picture of the mask: one row per query, ``1`` where it attends, ``.`` where not.
 
-    >>> from theory.mask import default_names
+    >>> from hasse.theory.mask import default_names
     >>> print(to_text(NamedMask(grid(lambda q, k: k <= q, 2), default_names(2), "causal:n=2")))
     causal:n=2  (row q attends column k)
        0 1

@@ -9,7 +9,8 @@ and the clean tokens of earlier blocks; clean tokens never attend noised ones
 from __future__ import annotations
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, require_block, to_text
+from hasse.theory.masks._common import BLOCK, N, name_rule, named_mask, require_block, to_text
+from hasse.theory.spec import Entry
 
 
 def make_bd3lm(n: int, block: int):
@@ -66,6 +67,14 @@ def build(n: int, block: int) -> NamedMask:
     rule = make_bd3lm(n, block)
     n, block = int(n), int(block)
     return named_mask(rule, 2 * n, f"bd3lm:n={n},block={block}", lambda: names(n))
+
+
+ENTRY = Entry(
+    "bd3lm",
+    "BD3-LM block diffusion: 2n positions [x_t ; x_0], clean tokens never attend noised ones",
+    (N, BLOCK),
+    build,
+)
 
 
 def main() -> None:

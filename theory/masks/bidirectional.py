@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import named_mask, require_positive, to_text
+from hasse.theory.masks._common import N, named_mask, require_positive, to_text
+from hasse.theory.spec import Entry
 
 
 def bidirectional_mask(q, k):
@@ -36,6 +37,9 @@ def build(n: int) -> NamedMask:
     """
     n = require_positive("n", n)
     return named_mask(bidirectional_mask, n, f"bidirectional:n={n}")
+
+
+ENTRY = Entry("bidirectional", "full attention: every query attends every key", (N,), build)
 
 
 def main() -> None:

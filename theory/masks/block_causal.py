@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, require_block, require_positive, to_text
+from hasse.theory.masks._common import (
+    BLOCK,
+    N,
+    name_rule,
+    named_mask,
+    require_block,
+    require_positive,
+    to_text,
+)
+from hasse.theory.spec import Entry
 
 
 def make_block_causal(block: int):
@@ -39,6 +48,9 @@ def build(n: int, block: int) -> NamedMask:
     """
     n, block = require_block(n, block)
     return named_mask(make_block_causal(block), n, f"block_causal:n={n},block={block}")
+
+
+ENTRY = Entry("block_causal", "block-causal attention: k // l <= q // l", (N, BLOCK), build)
 
 
 def main() -> None:

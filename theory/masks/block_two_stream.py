@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from hasse.theory.errors import InputError
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, require_block, to_text
+from hasse.theory.masks._common import BLOCK, N, name_rule, named_mask, require_block, to_text
+from hasse.theory.spec import Entry, Param
 
 VARIANTS = ("chain", "clique")
 
@@ -86,6 +87,14 @@ def build(n: int, block: int, variant: str = "chain") -> NamedMask:
     n, block = int(n), int(block)
     spec = f"block_two_stream:n={n},block={block},variant={variant}"
     return named_mask(rule, 2 * n - block, spec, lambda: (f"{s}{i}" for s, i in layout(n, block)))
+
+
+ENTRY = Entry(
+    "block_two_stream",
+    "Block Two-Stream Attention: 2n-l positions C, Q; leak-free, consistent with block inference",
+    (N, BLOCK, Param("variant", "choice", "chain", "attention among a block's queries", ("chain", "clique"))),
+    build,
+)
 
 
 def main() -> None:

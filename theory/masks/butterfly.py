@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, require_positive, to_text
+from hasse.theory.masks._common import N, name_rule, named_mask, require_positive, to_text
+from hasse.theory.spec import Entry
 
 
 def layout(n: int) -> tuple[tuple[str, int], ...]:
@@ -89,6 +90,14 @@ def build(n: int) -> NamedMask:
     rule = make_butterfly(n)
     n = int(n)
     return named_mask(rule, 3 * n - 2, f"butterfly:n={n}", lambda: (f"{s}{i}" for s, i in layout(n)))
+
+
+ENTRY = Entry(
+    "butterfly",
+    "Butterfly Attention: 3n-2 positions F, B, P; leak-free bidirectional supervision",
+    (N,),
+    build,
+)
 
 
 def main() -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import named_mask, require_positive, to_text
+from hasse.theory.masks._common import N, named_mask, require_positive, to_text
+from hasse.theory.spec import Entry
 
 
 def causal_mask(q, k):
@@ -34,6 +35,9 @@ def build(n: int) -> NamedMask:
     """
     n = require_positive("n", n)
     return named_mask(causal_mask, n, f"causal:n={n}")
+
+
+ENTRY = Entry("causal", "causal attention: k <= q", (N,), build)
 
 
 def main() -> None:

@@ -13,6 +13,7 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
 from hasse.theory.masks._common import name_rule, named_mask, plus_joined, require_int_list, to_text
+from hasse.theory.spec import Entry, Param
 
 
 def document_ids(lengths: Sequence[int]) -> np.ndarray:
@@ -78,6 +79,17 @@ def build(lengths: Sequence[int], causal: bool = False) -> NamedMask:
     n = sum(lengths)
     flag = "true" if causal else "false"
     return named_mask(rule, n, f"document:lengths={plus_joined(lengths)},causal={flag}")
+
+
+ENTRY = Entry(
+    "document",
+    "packed documents: doc(q) == doc(k) (and k <= q when causal)",
+    (
+        Param("lengths", "int_list", help="document lengths, e.g. 3+2+4; n = their sum"),
+        Param("causal", "bool", False, help="causal inside each document"),
+    ),
+    build,
+)
 
 
 def main() -> None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from hasse.theory.errors import InputError
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, require_non_negative, require_positive, to_text
+from hasse.theory.masks._common import (
+    N,
+    name_rule,
+    named_mask,
+    require_non_negative,
+    require_positive,
+    to_text,
+)
+from hasse.theory.spec import Entry, Param
 
 
 def make_prefix_lm(prefix: int):
@@ -44,6 +52,14 @@ def build(n: int, prefix: int) -> NamedMask:
     if prefix > n:
         raise InputError(f"prefix must be between 0 and n = {n}, got {prefix}")
     return named_mask(rule, n, f"prefix_lm:n={n},prefix={int(prefix)}")
+
+
+ENTRY = Entry(
+    "prefix_lm",
+    "bidirectional prefix, causal after it: k < prefix or k <= q",
+    (N, Param("prefix", "int", help="length of the bidirectional prefix (0 <= prefix <= n)")),
+    build,
+)
 
 
 def main() -> None:

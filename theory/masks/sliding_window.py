@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
 from hasse.theory.masks._common import (
+    N,
     name_rule,
     named_mask,
     require_non_negative,
     require_positive,
     to_text,
 )
+from hasse.theory.spec import Entry, Param
 
 
 def make_sliding_window(w: int):
@@ -106,6 +108,22 @@ def build_distance(n: int, d: int) -> NamedMask:
     n = require_positive("n", n)
     rule = make_sliding_window_distance(d)
     return named_mask(rule, n, f"sliding_window_distance:n={n},d={int(d)}")
+
+
+ENTRIES = (
+    Entry(
+        "sliding_window",
+        "causal window of w keys, self included: q - w < k <= q",
+        (N, Param("w", "int", help="keys per query, self included (w >= 1)")),
+        build,
+    ),
+    Entry(
+        "sliding_window_distance",
+        "causal window by distance, d + 1 keys: 0 <= q - k <= d (other libraries' convention)",
+        (N, Param("d", "int", help="largest distance q - k (d >= 0)")),
+        build_distance,
+    ),
+)
 
 
 def main() -> None:

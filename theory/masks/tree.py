@@ -22,6 +22,7 @@ from hasse.theory.masks._common import (
     require_non_negative,
     to_text,
 )
+from hasse.theory.spec import Entry, Param
 
 
 def tree_table(parents: Sequence[int], prefix: int = 0) -> np.ndarray:
@@ -104,6 +105,17 @@ def build(parents: Sequence[int], prefix: int = 0) -> NamedMask:
     return named_mask(
         rule, size, f"tree:parents={plus_joined(parents)},prefix={prefix}", lambda: names(len(parents), prefix)
     )
+
+
+ENTRY = Entry(
+    "tree",
+    "tree speculation (Medusa): a node attends itself, its ancestors and the cached prefix",
+    (
+        Param("parents", "int_list", help="parent node of each tree node, -1 for a root, e.g. -1+0+0+1"),
+        Param("prefix", "int", 0, help="cached positions before the tree, causal among themselves"),
+    ),
+    build,
+)
 
 
 def main() -> None:

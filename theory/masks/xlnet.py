@@ -15,6 +15,7 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
 from hasse.theory.masks._common import name_rule, named_mask, plus_joined, require_int_list, to_text
+from hasse.theory.spec import Entry, Param
 
 
 def ranks(order: Sequence[int]) -> np.ndarray:
@@ -99,6 +100,14 @@ def build(order: Sequence[int]) -> NamedMask:
     rule = make_xlnet(order)
     order = tuple(int(v) for v in order)
     return named_mask(rule, 2 * len(order), f"xlnet:order={plus_joined(order)}", lambda: names(len(order)))
+
+
+ENTRY = Entry(
+    "xlnet",
+    "XLNet two-stream attention over a factorisation order: 2n positions c, g",
+    (Param("order", "int_list", help="factorisation order, a permutation of 0..n-1, e.g. 2+0+1"),),
+    build,
+)
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 """Built-in tasks, task families and bad designs, registered in the catalogue.
 
-Imported lazily by :mod:`theory.catalog` (it imports the catalogue back). Entries of
+Imported by :mod:`theory.catalog`; the entries go into the registry of
+:mod:`theory.spec`, after the mask entries (:mod:`theory.masks.entries`). Entries of
 kind ``"task"`` build one :class:`~theory.task.Task`; entries of kind ``"family"``
 build a tuple of them. The modules:
 
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import importlib
 
-from hasse.theory.catalog import Entry, Param, register
+import hasse.theory.masks.entries  # noqa: F401  (the mask entries are registered first)
+from hasse.theory.spec import Entry, Param, register
 
 _EXPORTS = {  # public name -> module of theory.tasks that defines it
     **dict.fromkeys(("ar_task", "ar_family", "block_task", "block_family", "infill_task", "infill_family"),

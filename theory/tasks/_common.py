@@ -68,7 +68,7 @@ def where(names: Sequence[str], prefix: str) -> np.ndarray:
 def task_to_text(task: Task) -> str:
     """A picture of a task: one line per position (name, input, pos id, labels), then its mask.
 
-    >>> from theory.task import make_task
+    >>> from hasse.theory.task import make_task
     >>> print(task_to_text(make_task(2, [("x0", 0), ("[MASK]", 1)], [None, 1], [[1, 0], [1, 1]], name="demo")))
     demo  (2 tokens, 2 positions)
       0  x0      pos 0
