@@ -15,5 +15,6 @@ The only package that imports torch, and only in its modules, not here, so that
 - ``compare``     every backend beside the reference on values and gradients;
 - ``train_demo``  clean vs leaky training on i.i.d. tokens, beside ln V;
 - ``run_gpu``     the prepared device run (``python -m hasse.gpu_check.run_gpu OUT.json``);
-- ``mask_mod``    torch evaluation of FlexAttention ``mask_mod`` files.
+- ``mask_mod``    torch evaluation of FlexAttention ``mask_mod`` files;
+- ``torch_extra`` whether torch is installed, and the message naming the extra.
 """

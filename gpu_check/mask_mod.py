@@ -9,15 +9,13 @@ the functions, so importing this module is cheap.
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Callable
 
 import numpy as np
 
+from hasse.gpu_check.torch_extra import has_torch, require_torch
 from hasse.theory.errors import InputError
 from hasse.theory.io import broadcast_mask
-
-NEEDS_TORCH = "this mask_mod needs torch; install the extra: pip install 'hasse-attention[torch]'"
 
 
 def evaluate_mask_mod_torch(fn: Callable, n: int) -> np.ndarray:
@@ -42,10 +40,9 @@ def evaluate_mask_mod_torch(fn: Callable, n: int) -> np.ndarray:
     >>> evaluate_mask_mod_torch(causal, 3).astype(int).tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
-    try:
-        import torch
-    except ImportError:
-        raise InputError(NEEDS_TORCH) from None
+    require_torch("this mask_mod")
+    import torch
+
     name = getattr(fn, "__name__", type(fn).__name__)
     zero = torch.zeros((), dtype=torch.int64)
     index = torch.arange(n, dtype=torch.int64)
@@ -76,8 +73,9 @@ def _to_numpy(result):
 
 
 def torch_fallback_or_none() -> Callable[[Callable, int], np.ndarray] | None:
-    """Return :func:`evaluate_mask_mod_torch` when torch is installed, else None.
+    """Return :func:`evaluate_mask_mod_torch` when torch is installed, else None (never raises).
 
-    Pass the result as ``fallback=`` to ``theory.io.load_mask``.
+    Pass the result as ``fallback=`` to ``theory.io.load_mask``; the command line and
+    ``hasse.testing`` both take it from here.
     """
-    return evaluate_mask_mod_torch if importlib.util.find_spec("torch") is not None else None
+    return evaluate_mask_mod_torch if has_torch() else None

@@ -128,10 +128,10 @@ def _merge_section(tour: Tour) -> None:
 
 def _gpu_section(tour: Tour) -> None:
     """Real attention layers on the CPU (gpu_check), only when torch is installed."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        _section("8. Real attention layers: skipped (torch is not installed: pip install 'hasse-attention[torch]')")
+    from hasse.gpu_check.torch_extra import INSTALL, has_torch
+
+    if not has_torch():
+        _section(f"8. Real attention layers: skipped (torch is not installed: {INSTALL})")
         return
     from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
     from hasse.gpu_check.config import torch_threads

@@ -1,8 +1,12 @@
 """``hasse gpu-check MASK|TASK``: confirm the theory in real PyTorch attention layers.
 
+Parses the command, runs :mod:`gpu_check.check` and prints its report or JSON: the
+observed dependency pattern against ``R(L)``, and for a task its leak and isolation
+gradients. ``--train-demo`` is handed to :mod:`hasse.train_demo_view`.
+
 Needs torch (``pip install 'hasse-attention[torch]'``); without it the command
-says so and exits 2. Everything torch-related lives in ``gpu_check/``, imported
-only after that check.
+says so and exits 2 (:func:`gpu_check.torch_extra.require_torch`). Everything
+torch-related lives in ``gpu_check/``, imported only after that check.
 """
 
 from __future__ import annotations
@@ -11,10 +15,10 @@ import argparse
 import math
 import os
 
+from hasse.gpu_check.torch_extra import require_torch
 from hasse.output import print_json, warn
 from hasse.theory.errors import InputError
-
-NEEDS_TORCH = "gpu-check needs torch; install the extra: pip install 'hasse-attention[torch]'"
+from hasse.train_demo_view import add_train_demo_arguments, check_train_demo_args, run_train_demo
 
 DESCRIPTION = """\
 Run a seeded stack of L pre-norm Transformer blocks (LayerNorm, masked multi-head
@@ -89,24 +93,8 @@ def register(sub) -> None:
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    demo = p.add_argument_group("training demonstration")
-    demo.add_argument("--train-demo", action="store_true",
-                      help="train the clean TASK and its leaky twin on i.i.d. tokens; print both loss curves")
-    demo.add_argument("--twin", metavar="SPEC", help="the leaky design to train beside TASK "
-                      "(default: butterfly <-> bad_butterfly_self, block_two_stream <-> bad_block_own_content, "
-                      "same parameters; given a bad design, its clean twin is trained beside it)")
-    demo.add_argument("--steps", type=int, default=300, help="training steps per design (default 300)")
-    demo.add_argument("--vocab", type=int, default=16, metavar="V", help="vocabulary size V (default 16)")
-    demo.add_argument("--png", metavar="FILE", help="save both loss curves and ln V as a PNG (needs matplotlib)")
+    add_train_demo_arguments(p)
     p.set_defaults(run=run)
-
-
-def require_torch() -> None:
-    """Raise InputError (exit 2) naming the extra when torch cannot be imported."""
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        raise InputError(NEEDS_TORCH) from None
 
 
 def names_a_task(source: str) -> bool:
@@ -131,15 +119,12 @@ def _check_args(args) -> None:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
     if args.seeds < 1:
         raise InputError(f"--seeds must be >= 1, got {args.seeds}")
-    if args.png and not args.train_demo:
-        raise InputError("--png draws the loss curves of --train-demo; add --train-demo")
-    if args.train_demo and (args.steps < 1 or args.vocab < 2):
-        raise InputError(f"--steps must be >= 1 and --vocab >= 2, got {args.steps} and {args.vocab}")
+    check_train_demo_args(args)
 
 
 def run(args) -> int:
     _check_args(args)
-    require_torch()
+    require_torch("gpu-check")
     from hasse.gpu_check.config import resolve_device, torch_threads
 
     device = resolve_device(args.device)
@@ -300,86 +285,3 @@ def gpu_check_report(result, subject: str, names) -> str:
         verdict = "FAIL: the design breaks isolation (theory and gradients agree)"
     lines.append(f"verdict: {verdict} ({r.seconds:.2f} s)")
     return "\n".join(lines)
-
-
-# --------------------------------------------------------------------------- the training demonstration
-
-def run_train_demo(args, device: str) -> int:
-    from dataclasses import replace
-
-    from hasse.gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
-    from hasse.theory.catalog import parse_spec
-    from hasse.theory.task import load_task
-
-    clean = load_task(args.subject)
-    spec = clean.name or args.subject
-    if args.twin:
-        leaky = load_task(args.twin)
-    elif parse_spec(spec)[0] in BAD_TWIN.values():  # a bad design given: train its clean twin beside it
-        clean, leaky = load_task(clean_twin(spec)), clean
-    else:
-        leaky = load_task(bad_twin(spec))
-    if clean.tokens != leaky.tokens:
-        warn(f"{clean.name} and {leaky.name} have samples of {clean.tokens} and {leaky.tokens} tokens")
-    config = replace(DemoConfig(), steps=args.steps, vocab=args.vocab,
-                     layers=args.layers if args.layers is not None else DemoConfig.layers)
-    backend = args.backend if args.backend != "flex" or device == "cuda" else "sdpa"
-    if backend != args.backend and not args.json:
-        warn("FlexAttention has no backward on the CPU: training with sdpa")
-    demo = train_demo(clean, leaky, config, backend, device)
-    if args.png:
-        draw_curves(demo, args.png)
-    if args.json:
-        print_json({
-            "clean": {"task": demo.clean.task, "final": demo.clean.final, "losses": list(demo.clean.losses)},
-            "leaky": {"task": demo.leaky.task, "final": demo.leaky.final, "losses": list(demo.leaky.losses)},
-            "ln_vocab": demo.ln_vocab, "vocab": config.vocab, "steps": config.steps, "layers": config.layers,
-            "backend": backend, "device": device, "shows_leak": demo.shows_leak, "seconds": round(demo.seconds, 3),
-        })
-    else:
-        print(train_demo_report(demo))
-        if args.png:
-            print(f"picture written to {args.png}")
-    return 0 if demo.shows_leak else 1
-
-
-def train_demo_report(demo) -> str:
-    """Both loss curves beside ln V, one row per tenth of the run."""
-    c = demo.config
-    lines = [f"training demo: {c.steps} steps, batch {c.batch}, i.i.d. tokens over V = {c.vocab}, "
-             f"{c.layers} layers of width {c.width}",
-             f"clean: {demo.clean.task}    leaky: {demo.leaky.task}",
-             f"  {'step':>6}  {'clean':>8}  {'leaky':>8}  {'ln V':>6}"]
-    every = max(1, c.steps // 10)
-    for i in list(range(0, c.steps, every)) + ([c.steps - 1] if (c.steps - 1) % every else []):
-        lines.append(f"  {i + 1:>6}  {demo.clean.losses[i]:>8.4f}  {demo.leaky.losses[i]:>8.4f}  {demo.ln_vocab:>6.4f}")
-    lines.append(f"final (mean of the last 10 % of steps): clean {demo.clean.task} {demo.clean.final:.4f}, "
-                 f"leaky {demo.leaky.task} {demo.leaky.final:.4f}; ln V = {demo.ln_vocab:.4f}")
-    lines.append(("the clean design stays at ln V: it cannot see the tokens it predicts; the leaky one copies them"
-                  if demo.shows_leak else "the curves do NOT show the expected gap (clean ≥ ln V − 0.1, "
-                  "leaky ≤ ln V − 1): try more --steps")
-                 + f" ({demo.seconds:.1f} s)")
-    return "\n".join(lines)
-
-
-def draw_curves(demo, path: str) -> None:
-    """Save both loss curves and the ln V line as a PNG."""
-    from hasse.draw import _new_figure, _require_matplotlib
-
-    _require_matplotlib()
-    fig = _new_figure(7, 4)
-    ax = fig.add_subplot(1, 1, 1)
-    steps = range(1, len(demo.clean.losses) + 1)
-    ax.plot(steps, demo.clean.losses, label=f"clean: {demo.clean.task}", color="#2f4b7c")
-    ax.plot(steps, demo.leaky.losses, label=f"leaky: {demo.leaky.task}", color="#d62728")
-    ax.axhline(demo.ln_vocab, color="#555555", linestyle="--", label=f"ln V = {demo.ln_vocab:.3f}")
-    ax.set_xlabel("step")
-    ax.set_ylabel("cross-entropy (nats)")
-    ax.set_ylim(bottom=0)
-    ax.set_title(f"i.i.d. tokens, V = {demo.config.vocab}: the clean loss cannot go below ln V")
-    ax.legend()
-    fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as exc:
-        raise InputError(f"cannot write the picture ({exc.strerror or exc})", path) from None

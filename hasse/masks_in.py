@@ -5,17 +5,13 @@ from __future__ import annotations
 from hasse.theory.mask import NamedMask
 
 
-def torch_fallback():
-    """The torch evaluator for mask_mods that need tensors, or None when torch is absent."""
-    try:
-        from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    except ImportError:
-        return None
-    return torch_fallback_or_none()
-
-
 def load(source: str, n: int | None = None) -> NamedMask:
-    """Load a mask the way every command reads its MASK argument."""
+    """Load a mask the way every command reads its MASK argument.
+
+    A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
+    (:func:`hasse.gpu_check.mask_mod.torch_fallback_or_none`).
+    """
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.io import load_mask
 
-    return load_mask(source, n=n, fallback=torch_fallback())
+    return load_mask(source, n=n, fallback=torch_fallback_or_none())

@@ -45,13 +45,10 @@ def _as_matrix(mask, n: int | None) -> np.ndarray:
             raise ValueError("a mask_mod needs n, the number of positions")
         from hasse.theory.mask_mod import mask_mod_to_mask
 
-        try:
-            from hasse.gpu_check.mask_mod import torch_fallback_or_none
+        from hasse.gpu_check.mask_mod import torch_fallback_or_none
 
-            fallback = torch_fallback_or_none()
-        except ImportError:
-            fallback = None
-        return mask_mod_to_mask(mask, n, source=getattr(mask, "__name__", "mask_mod"), fallback=fallback)
+        return mask_mod_to_mask(mask, n, source=getattr(mask, "__name__", "mask_mod"),
+                                fallback=torch_fallback_or_none())
     return as_mask(mask)
 
 
