@@ -75,7 +75,7 @@ def run(args) -> int:
         else:
             _write(args.dot, text)
     if args.png:
-        from hasse.draw import draw_analysis
+        from hasse.draw_hasse import draw_analysis
 
         draw_analysis(analysis, args.png, title=named.spec)
     if args.json:

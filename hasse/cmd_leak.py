@@ -114,7 +114,7 @@ def run_leak(args) -> int:
         warn(f"{task.name or args.task}: {len(report.empty_rows)} empty row(s) (queries attending nothing): "
              + ", ".join(map(str, report.empty_rows[:10])))
     if args.png:
-        from hasse.draw import draw_mask
+        from hasse.draw_mask import draw_mask
 
         first = (report.leaks_within() or report.isolation_within() or [None])[0]
         draw_mask(task.mask, task.names, args.png, title=_verdict_line(task, report),

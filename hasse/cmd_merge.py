@@ -200,7 +200,7 @@ def _task_node_names(task) -> list[str]:
 
 
 def _draw(merged, path: str, family: str) -> None:
-    from hasse.draw import draw_analysis
+    from hasse.draw_hasse import draw_analysis
     from hasse.theory.analysis import mask_to_analysis
 
     t = merged.task

@@ -6,15 +6,13 @@ the clean one cannot go below.
 
 from __future__ import annotations
 
-from hasse.theory.errors import InputError
-
 
 def draw_curves(demo, path: str) -> None:
     """Save both loss curves and the ln V line as a PNG."""
-    from hasse.draw import _new_figure, _require_matplotlib
+    from hasse.figure import new_figure, require_matplotlib, save_png
 
-    _require_matplotlib()
-    fig = _new_figure(7, 4)
+    require_matplotlib()
+    fig = new_figure(7, 4)
     ax = fig.add_subplot(1, 1, 1)
     steps = range(1, len(demo.clean.losses) + 1)
     ax.plot(steps, demo.clean.losses, label=f"clean: {demo.clean.task}", color="#2f4b7c")
@@ -26,7 +24,4 @@ def draw_curves(demo, path: str) -> None:
     ax.set_title(f"i.i.d. tokens, V = {demo.config.vocab}: the clean loss cannot go below ln V")
     ax.legend()
     fig.tight_layout()
-    try:
-        fig.savefig(path, dpi=120)
-    except OSError as exc:
-        raise InputError(f"cannot write the picture ({exc.strerror or exc})", path) from None
+    save_png(fig, path, dpi=120)

@@ -1,6 +1,6 @@
 """Layered layout of a DAG (a Hasse diagram): layers, crossing reduction, x positions.
 
-Pure geometry with numpy, no matplotlib; :mod:`hasse.draw` draws what this lays out.
+Pure geometry with numpy, no matplotlib; :mod:`hasse.draw_hasse` draws what this lays out.
 
 - :func:`longest_chain_layers` -- a node sits on the layer given by the longest chain
   below it (upstream at layer 0);
