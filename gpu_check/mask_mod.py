@@ -1,9 +1,9 @@
 """Evaluating FlexAttention ``mask_mod`` functions that need torch.
 
-``theory.io`` evaluates a ``mask_mod(b, h, q_idx, kv_idx)`` with numpy index
+``theory.mask_io`` evaluates a ``mask_mod(b, h, q_idx, kv_idx)`` with numpy index
 arrays; a mask_mod written with torch ops (``torch.where``, indexing a tensor of
 document ids) fails there, and :func:`evaluate_mask_mod_torch` is the fallback
-that the command line hands to ``theory.io.load_mask``. torch is imported inside
+that the command line hands to ``theory.mask_io.load_mask``. torch is imported inside
 the functions, so importing this module is cheap.
 """
 
@@ -15,7 +15,7 @@ import numpy as np
 
 from hasse.gpu_check.torch_extra import has_torch, require_torch
 from hasse.theory.errors import InputError
-from hasse.theory.io import broadcast_mask
+from hasse.theory.mask_mod import broadcast_mask
 
 
 def evaluate_mask_mod_torch(fn: Callable, n: int) -> np.ndarray:
@@ -75,7 +75,7 @@ def _to_numpy(result):
 def torch_fallback_or_none() -> Callable[[Callable, int], np.ndarray] | None:
     """Return :func:`evaluate_mask_mod_torch` when torch is installed, else None (never raises).
 
-    Pass the result as ``fallback=`` to ``theory.io.load_mask``; the command line and
+    Pass the result as ``fallback=`` to ``theory.mask_io.load_mask``; the command line and
     ``hasse.testing`` both take it from here.
     """
     return evaluate_mask_mod_torch if has_torch() else None

@@ -77,7 +77,7 @@ def load_task(source) -> Task:
     """
     if isinstance(source, Task):
         return source
-    from hasse.theory.task import load_task as _load_task
+    from hasse.theory.task_io import load_task as _load_task
 
     return _load_task(str(source))
 
@@ -92,7 +92,7 @@ def load_family(source) -> tuple[Task, ...]:
     """
     if not isinstance(source, str):
         return tuple(load_task(t) for t in source)
-    from hasse.theory.family import load_family as _load_family
+    from hasse.theory.task_io import load_family as _load_family
 
     return _load_family(source)
 

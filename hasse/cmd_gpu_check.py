@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
 
 from hasse.gpu_check.torch_extra import require_torch
 from hasse.output import print_json, warn
@@ -99,19 +98,9 @@ def register(sub) -> None:
 
 def names_a_task(source: str) -> bool:
     """True when ``source`` is a task .json file (it has "inputs") or names a catalogue task."""
-    from hasse.theory.catalog import entries, parse_spec
-    from hasse.theory.task import read_json
+    from hasse.theory.task_io import names_a_task as classify
 
-    if source.lower().endswith(".json"):
-        data = read_json(source)  # malformed JSON is reported here, with line and column
-        return isinstance(data, dict) and "inputs" in data
-    if os.path.isfile(source):
-        return False
-    try:
-        name, _ = parse_spec(source)
-    except InputError:
-        return False
-    return any(e.name == name for e in entries("task"))
+    return classify(source)
 
 
 def _check_args(args) -> None:

@@ -101,7 +101,7 @@ def _check_layers(layers: int | None) -> None:
 
 
 def load_task_arg(source: str) -> Task:
-    from hasse.theory.task import load_task
+    from hasse.theory.task_io import load_task
 
     return load_task(source)
 

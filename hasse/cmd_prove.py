@@ -92,20 +92,13 @@ def run(args) -> int:
 
 def _combined(paths: list[str], names, n: int):
     """One result per (theorem, method) from the results in shard certificates."""
-    import json
-
     from hasse.proofs.core import Result
     from hasse.solvers.exhaustive import combine
+    from hasse.theory.json_file import read_json
 
     groups: dict = {}
     for path in paths:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                data = json.load(fh)
-        except OSError as exc:
-            raise InputError(f"cannot read: {exc.strerror}", path) from None
-        except json.JSONDecodeError as exc:
-            raise InputError(f"not JSON (line {exc.lineno}, column {exc.colno})", path) from None
+        data = read_json(path)
         parts = data.get("results") if isinstance(data, dict) else None
         if not isinstance(parts, list):
             raise InputError('not a certificate: no "results" list', path)

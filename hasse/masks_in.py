@@ -12,6 +12,6 @@ def load(source: str, n: int | None = None) -> NamedMask:
     (:func:`hasse.gpu_check.mask_mod.torch_fallback_or_none`).
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.theory.io import load_mask
+    from hasse.theory.mask_io import load_mask
 
     return load_mask(source, n=n, fallback=torch_fallback_or_none())

@@ -39,7 +39,7 @@ def run_train_demo(args, device: str) -> int:
 
     from hasse.gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
     from hasse.theory.catalog import parse_spec
-    from hasse.theory.task import load_task
+    from hasse.theory.task_io import load_task
 
     clean = load_task(args.subject)
     spec = clean.name or args.subject

@@ -1,4 +1,4 @@
-"""Reading masks from files, specs and FlexAttention mask_mods (theory.io, gpu_check.mask_mod)."""
+"""Reading masks from files, specs and FlexAttention mask_mods (theory.mask_io, gpu_check.mask_mod)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from hasse.theory.errors import InputError, TooLargeError
-from hasse.theory.io import load_mask
+from hasse.theory.mask_io import load_mask
 from hasse.theory.mask import NamedMask
 
 CAUSAL_4 = np.tril(np.ones((4, 4), dtype=bool))

@@ -37,7 +37,9 @@ from typing import Callable
 
 from hasse.theory.errors import InputError
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
-from hasse.theory.task import Task, task_from_dict
+from hasse.theory.mask_io import source_kind
+from hasse.theory.task import Task
+from hasse.theory.task_io import task_from_dict
 
 
 @dataclass(frozen=True)
@@ -82,8 +84,7 @@ class Counterexample:
 
 
 def _is_file_design(design: str) -> bool:
-    head, sep, _ = design.rpartition(":")
-    return bool(sep) and head.endswith(".py")
+    return source_kind(design) == "function"
 
 
 def design_builder(design: str) -> Callable[[int], list[Task]]:

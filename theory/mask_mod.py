@@ -1,13 +1,13 @@
 """FlexAttention mask_mods as masks: ``file.py:function`` evaluated on the index grid.
 
 - :func:`load_mask_mod` -- import ``function`` from ``file.py`` and evaluate it on
-  ``n`` positions (the ``file.py:function`` form of :func:`theory.io.load_mask`);
+  ``n`` positions (the ``file.py:function`` form of :func:`theory.mask_io.load_mask`);
 - :func:`mask_mod_to_mask` -- ``M[q, k] = fn(0, 0, q, k)``, one call on numpy index
   arrays, with an optional fallback (torch, in ``gpu_check.mask_mod``) when that fails;
 - :func:`broadcast_mask` -- a mask_mod's result broadcast to an (n, n) bool mask.
 
 :func:`check_n` and :func:`check_mask_fits` check the size of any mask;
-:mod:`theory.io` uses them for its other forms too.
+:mod:`theory.mask_io` uses them for its other forms too.
 Every problem raises :class:`InputError` with one line naming the source.
 """
 

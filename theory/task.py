@@ -10,17 +10,16 @@ Definitions (design.md §3):
 - ``isolate``: optional groups of positions (packed documents) that must not see
   each other.
 
-The JSON form (§8) is ``{"name": …, "tokens": n, "inputs": [[symbol, pos], …],
-"labels": [null | t | [t, …], …], "mask": spec | path | rows, "isolate": [[…], …]}``.
+This module is the model only: :class:`Task`, :func:`make_task` (every check) and
+the input symbols. The JSON form (§8), ``{"name": …, "tokens": n, "inputs":
+[[symbol, pos], …], "labels": [null | t | [t, …], …], "mask": spec | path | rows,
+"isolate": [[…], …]}``, is read and written by :mod:`theory.task_io`.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
@@ -203,86 +202,3 @@ def _isolate_groups(isolate, size: int, source: str | None) -> tuple[tuple[int, 
             members.append(int(p))
         groups.append(tuple(sorted(members)))
     return tuple(groups)
-
-
-# ---------------------------------------------------------------------------- JSON
-
-
-def read_json(path: str):
-    """Parse a JSON file; malformed JSON is an :class:`InputError` with line and column."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read ({exc})", path) from None
-    if not text.strip():
-        raise InputError("empty file", path)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}", path) from None
-
-
-def _mask_field(value, source: str, folder: str) -> np.ndarray:
-    from hasse.theory.io import load_mask, rows_to_mask
-
-    if isinstance(value, list):
-        return rows_to_mask(value, source=source)
-    if isinstance(value, str):
-        candidate = os.path.join(folder, value)
-        try:
-            return load_mask(candidate if os.path.exists(candidate) else value).matrix
-        except InputError as exc:
-            raise InputError(f"'mask': {exc}", source) from None
-    raise InputError(f"'mask' must be a spec, a file path or a list of 0/1 rows, got {type(value).__name__}", source)
-
-
-def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None) -> Task:
-    """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any."""
-    if not isinstance(data, dict):
-        raise InputError(f"a task must be a JSON object, got {type(data).__name__}", source)
-    unknown = set(data) - {"name", "tokens", "inputs", "labels", "mask", "isolate", "names"}
-    if unknown:
-        raise InputError(f"unknown task field(s): {', '.join(sorted(unknown))}", source)
-    for key in ("inputs", "labels", "mask"):
-        if key not in data:
-            raise InputError(f"a task needs '{key}'", source)
-    n = data.get("tokens", tokens)
-    if n is None:
-        raise InputError("a task needs 'tokens' (the sample size n)", source)
-    if tokens is not None and n != tokens:
-        raise InputError(f"task has tokens = {n} but its family has tokens = {tokens}", source)
-    if not isinstance(data["inputs"], list) or not isinstance(data["labels"], list):
-        raise InputError("'inputs' and 'labels' must be lists", source)
-    mask = _mask_field(data["mask"], source, folder)
-    return make_task(n, data["inputs"], data["labels"], mask, isolate=data.get("isolate", ()),
-                     name=str(data.get("name", "")), names=data.get("names"), source=source)
-
-
-def task_to_dict(task: Task) -> dict:
-    """The JSON object of a task (mask as rows of 0/1), readable by :func:`task_from_dict`."""
-    out = {
-        "name": task.name,
-        "tokens": task.tokens,
-        "inputs": [[s, pos] for s, pos in task.inputs],
-        "labels": [None if not ts else (ts[0] if len(ts) == 1 else list(ts)) for ts in task.labels],
-        "mask": task.mask.astype(int).tolist(),
-    }
-    if task.isolate:
-        out["isolate"] = [list(g) for g in task.isolate]
-    if task.names and task.names != tuple(str(p) for p in range(task.size)):
-        out["names"] = list(task.names)
-    return out
-
-
-def load_task(source: str) -> Task:
-    """A task from a built-in spec (``butterfly:n=4``, ``infill:n=5,k=2``) or a ``.json`` file."""
-    if source.lower().endswith(".json") or os.path.isfile(source):
-        data = read_json(source)
-        if isinstance(data, dict) and "tasks" in data and "inputs" not in data:
-            raise InputError("this is a task family (it has 'tasks'); give a single task", source)
-        return task_from_dict(data, source, os.path.dirname(source))
-    from hasse.theory.catalog import build_task
-
-    return build_task(source)

@@ -1,0 +1,208 @@
+"""Reading masks: ``load_mask`` turns a MASK argument into a :class:`NamedMask`.
+
+:func:`source_kind` says which form a source has; it is the one place that decides
+(task, family and design arguments are classified by it too: :mod:`theory.task_io`,
+:mod:`theory.counterexample`).
+
+A MASK (design §7) is one of
+
+- a ``.npy`` file holding a 2-D boolean or 0/1 array;
+- a ``.txt`` / ``.csv`` file: one row of 0/1 (or true/false) per line, entries
+  separated by spaces and/or commas; blank lines and lines starting with ``#``
+  are skipped;
+- a ``.json`` file with a ``mask`` field (a task file works too, §8): a list of
+  0/1 rows, or a string that is a built-in spec or a path relative to the JSON
+  file's folder; an optional ``names`` list of the right length names positions;
+- ``file.py:function``: a FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)``
+  evaluated on the ``n x n`` index grid (``n`` must be given; :mod:`theory.mask_mod`);
+- anything else: a built-in spec ``name:key=value,...`` (theory.catalog).
+
+The file formats themselves are read by :mod:`theory.mask_formats`.
+
+Every problem raises :class:`InputError` with one line naming the source.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable
+
+from hasse.theory.errors import InputError
+from hasse.theory.json_file import json_kind, read_json
+from hasse.theory.mask import NamedMask, as_mask, default_names
+from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
+from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
+
+SpecResolver = Callable[[str], object]
+
+FILE_SUFFIXES = (".npy", ".txt", ".csv", ".json")
+
+
+def load_mask(
+    source: str,
+    *,
+    n: int | None = None,
+    fallback: MaskModFallback | None = None,
+    resolve_spec: SpecResolver | None = None,
+) -> NamedMask:
+    """Return the mask that ``source`` names (a file, ``file.py:function`` or a spec).
+
+    ``source`` is read in the form that :func:`source_kind` gives it.
+
+    Parameters
+    ----------
+    source : the MASK argument of the command line.
+    n : number of positions. Required for ``file.py:function``; for every other
+        form it is optional and, when given, must equal the size of the mask.
+    fallback : ``fallback(fn, n) -> (n, n) bool array`` used when a mask_mod
+        fails on numpy index arrays (for instance because it calls torch ops);
+        ``gpu_check.mask_mod.torch_fallback_or_none()`` provides one.
+    resolve_spec : ``resolve_spec(spec)`` returns a NamedMask or an array for a
+        built-in spec; default ``theory.catalog.build_mask``, imported lazily.
+
+    Returns
+    -------
+    NamedMask with ``matrix`` an (n, n) C-contiguous bool array.
+
+    Raises
+    ------
+    InputError : a one-line reason that names the source (``TooLargeError``
+        when the dense matrices would not fit).
+
+    Examples
+    --------
+    >>> rule = lambda spec: [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    >>> m = load_mask("causal:n=3", resolve_spec=rule)
+    >>> m.matrix.astype(int).tolist(), m.names, m.spec
+    ([[1, 0, 0], [1, 1, 0], [1, 1, 1]], ('0', '1', '2'), 'causal:n=3')
+    """
+    return _load(str(source), n, fallback, resolve_spec, frozenset())
+
+
+def _load(source, n, fallback, resolve_spec, seen) -> NamedMask:
+    if n is not None:
+        n = check_n(n, source)
+    form = source_kind(source)
+    if form == "function":
+        path, _, function = source.rpartition(":")
+        return load_mask_mod(path, function, source, n, fallback)
+    if form == "file":
+        mask = _load_file(source, n, fallback, resolve_spec, seen)
+    else:
+        mask = _from_spec(source, resolve_spec)
+    if n is not None and mask.n != n:
+        raise InputError(f"n = {n} was given but the mask has n = {mask.n}", source)
+    return mask
+
+
+def source_kind(source: str, folder: str = "") -> str:
+    """Which form a MASK, TASK, FAMILY or design argument has: ``"function"``, ``"file"`` or ``"spec"``.
+
+    - ``"function"``: ``file.py:function``, the part before the last ``:`` ends in
+      ``.py`` (a mask_mod where a MASK is expected, a task maker for a design);
+    - ``"file"``: an existing file (relative to ``folder``, if given), or a name
+      with no ``:`` but a suffix or a ``/`` (a file that is missing);
+    - ``"spec"``: anything else, a built-in spec ``name:key=value,…``.
+
+    >>> source_kind("masks.py:sliding"), source_kind("task.json"), source_kind("butterfly:n=4")
+    ('function', 'file', 'spec')
+    """
+    head, sep, _ = source.rpartition(":")
+    if sep and head.lower().endswith(".py"):
+        return "function"
+    if os.path.isfile(os.path.join(folder, source)):
+        return "file"
+    if ":" not in source and (Path(source).suffix or "/" in source or os.sep in source):
+        return "file"
+    return "spec"
+
+
+def _from_spec(spec: str, resolve_spec: SpecResolver | None) -> NamedMask:
+    if resolve_spec is None:
+        try:  # imported here, so that the file forms work without the catalogue
+            from hasse.theory.catalog import build_mask as resolve_spec
+        except ImportError as exc:
+            message = f"built-in specs need theory.catalog, which cannot be imported ({exc})"
+            raise InputError(message, spec) from None
+    built = resolve_spec(spec)
+    if isinstance(built, NamedMask):
+        return built
+    matrix = as_mask(built, source=spec)
+    return NamedMask(matrix, default_names(matrix.shape[0]), spec)
+
+
+# --- files ---------------------------------------------------------------------------
+
+
+def _load_file(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
+    if not os.path.exists(path):
+        raise InputError("no such file", path)
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a mask file", path)
+    suffix = Path(path).suffix.lower()
+    if suffix not in FILE_SUFFIXES:
+        kinds = ", ".join(FILE_SUFFIXES)
+        raise InputError(f"unknown mask file type '{suffix}' (expected {kinds} or file.py:function)", path)
+    if os.path.getsize(path) == 0:
+        raise InputError("empty file", path)
+    if suffix == ".npy":
+        matrix = read_npy(path)
+        return NamedMask(matrix, default_names(matrix.shape[0]), path)
+    if suffix == ".json":
+        return _read_json(path, n, fallback, resolve_spec, seen)
+    matrix = text_to_mask(_read_text(path), source=path)
+    return NamedMask(matrix, default_names(matrix.shape[0]), path)
+
+
+def _read_text(path: str) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror})", path) from None
+    if not text.strip():
+        raise InputError("empty file", path)
+    return text
+
+
+# --- JSON ----------------------------------------------------------------------------
+
+
+def _read_json(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
+    data = read_json(path)
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object with a 'mask' field, got {json_kind(data)}", path)
+    if "mask" not in data:
+        hint = " (a task family: give one of its tasks)" if "tasks" in data else ""
+        raise InputError(f"no 'mask' field{hint}", path)
+    value = data["mask"]
+    if isinstance(value, list):
+        matrix = rows_to_mask(value, source=path)
+        mask = NamedMask(matrix, default_names(matrix.shape[0]), path)
+    elif isinstance(value, str):
+        mask = _json_reference(path, value, n, fallback, resolve_spec, seen)
+    else:
+        kind = json_kind(value)
+        raise InputError(f"'mask' must be a list of 0/1 rows, a spec or a file path, got {kind}", path)
+    names = data.get("names")
+    if isinstance(names, list) and len(names) == mask.n:
+        mask = NamedMask(mask.matrix, tuple(str(x) for x in names), mask.spec)
+    return mask
+
+
+def _json_reference(path: str, value: str, n, fallback, resolve_spec, seen) -> NamedMask:
+    """The mask that a JSON ``mask`` string names: a path beside the JSON file, or a spec."""
+    here = os.path.realpath(path)
+    if here in seen:
+        raise InputError("its 'mask' refers back to itself", path)
+    folder = os.path.dirname(path)
+    try:
+        if source_kind(value, folder) == "spec":
+            return _from_spec(value, resolve_spec)
+        return _load(os.path.join(folder, value), n, fallback, resolve_spec, seen | {here})
+    except InputError as err:  # name the JSON file too; keep TooLargeError's type
+        if str(err).startswith(f"{path}:"):
+            raise
+        raise type(err)(f"'mask': {err}", path) from None
