@@ -53,7 +53,7 @@ def refuted(checked: int, counterexample, **details) -> Outcome:
 
 def task_json(task) -> dict:
     """A task as its JSON object (mask rows of 0/1), with its position names."""
-    from hasse.theory.task_io import task_to_dict
+    from hasse.theory.task import task_to_dict
 
     out = task_to_dict(task)
     out["names"] = list(task.names)
@@ -97,22 +97,12 @@ def kit_leak(task) -> dict | None:
 def z3_leak(task, ctx):
     """``(None, None)`` when Z3 proves the task clean (no leak walk, no isolation walk);
     ``(violation, None)`` when it finds one; ``(None, answer)`` when the solver says unknown."""
-    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
+    from hasse.solvers.z3_leak_walks import find_leak_or_isolation_walk
+    from hasse.solvers.z3_prove import UNKNOWN as SOLVER_UNKNOWN, Answer
 
-    answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=solver_time(ctx))
-    if answer.status == UNKNOWN:
-        return None, answer
-    if answer.status == SAT:
-        v = answer.value
-        return {"property": "leak", "position": v["position"], "target": v["target"], "source": v["source"],
-                "path": named_path(task, v["path"]), "depth": v["depth"]}, None
-    for g, group in enumerate(task.isolate):
-        others = [p for h, members in enumerate(task.isolate) if h != g for p in members]
-        answer = find_flow_path(task.mask, others, group, timeout=solver_time(ctx))
-        if answer.status == UNKNOWN:
-            return None, answer
-        if answer.status == SAT:
-            v = answer.value
-            return {"property": "isolation", "position": v["position"], "source": v["source"],
-                    "path": named_path(task, v["path"]), "depth": v["depth"]}, None
-    return None, None
+    prop, found, why = find_leak_or_isolation_walk(task, lambda: solver_time(ctx), [0])
+    if why is not None:
+        return None, Answer(SOLVER_UNKNOWN, reason=why)
+    if prop is None:
+        return None, None
+    return {"property": prop, **found, "path": named_path(task, found["path"])}, None

@@ -78,7 +78,9 @@ def exhaustive(n: int, ctx):
 
 def z3_check(n: int, ctx):
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_embedding, find_isomorphism, merge_within
+    from hasse.solvers.z3_merge_within import merge_within
+    from hasse.solvers.z3_prove import SAT, UNKNOWN
+    from hasse.solvers.z3_task_maps import find_embedding, find_isomorphism
 
     tasks, merged = _merge(n)
     ref = causal_reference(n)

@@ -97,7 +97,8 @@ def z3_check(n: int, ctx):
     import hasse.theory.merge as merge
     from hasse.solvers.posets import task_diagram
     from hasse.solvers.task_sets import builtin_families, random_families
-    from hasse.solvers.z3_tasks import SAT, UNKNOWN, merge_within, merged_value_to_task
+    from hasse.solvers.z3_merge_within import merge_within, merged_value_to_task
+    from hasse.solvers.z3_prove import SAT, UNKNOWN
 
     families = families_at(n, with_random=True)  # built-in, then the exhaustive class, then random
     small_start = len(builtin_families(n))

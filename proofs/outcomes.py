@@ -87,7 +87,7 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     into the counterexample or the witness). ``shape_only``: an ``unsat`` of an
     existence query only rules out witnesses of one shape, so it is ``unknown``.
     """
-    from hasse.solvers.z3_masks import prove
+    from hasse.solvers.z3_queries import prove
 
     start = time.monotonic()
     queries = build(n, encoding)
@@ -99,9 +99,9 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     details["queries"] = [{"query": a.query, "status": a.status, "seconds": round(a.seconds, 4)} for a in answers]
     last = answers[-1]
     if last.status == "sat":
-        described = {"mask": rows01(last.mask), "query": last.query, "fails": list(last.failing)}
+        described = {"mask": rows01(last.value), "query": last.query, "fails": list(last.failing)}
         if confirm is not None:
-            described |= confirm(last.mask)
+            described |= confirm(last.value)
         if existence:
             return Outcome(PROVED, len(answers), witness=described, details=details)
         return Outcome(REFUTED, len(answers), counterexample=described, details=details)

@@ -43,8 +43,8 @@ def min_merged_nodes(diagrams: Sequence[tuple[Sequence, Sequence[Sequence[int]]]
 
     >>> chain = ((("a",), ("a",)), ((), (0,)))            # a -> a
     >>> split = ((("a",), ("a",), ("a",)), ((), (), (1,))) # a,  a -> a
-    >>> min_merged_nodes([chain, split], 5).nodes          # the split's lone a goes to a new node
-    3
+    >>> min_merged_nodes([chain, split], 5).nodes          # the split's lone a joins the chain's lower a
+    2
     """
     order = sorted(range(len(diagrams)), key=lambda i: -len(diagrams[i][0]))  # largest task first: an early bound
     result = _search([diagrams[i] for i in order], below, deadline)

@@ -1,6 +1,6 @@
 """Z3 encodings of the mask-level theorems of design.md §5, each in a naive and a better form.
 
-``THEOREM_NAME(n, encoding)`` returns the queries (:class:`solvers.z3_masks.Query`)
+``THEOREM_NAME(n, encoding)`` returns the queries (:class:`solvers.z3_queries.Query`)
 whose every ``unsat`` proves the theorem at size ``n`` (for the existence statement
 ``no_residual_can_oscillate``: whose ``sat`` gives a witness). The statement sheet of
 each ``proofs/<name>.py`` says what is encoded and why the better form is sound.
@@ -23,26 +23,29 @@ from __future__ import annotations
 
 import z3
 
-from hasse.solvers.z3_masks import (Query, _and, _not, _or, encode_column_powers, encode_dependency, encode_layers,
-                              encode_mask, encode_powers, matrices_equal, sorted_by_distance, vectors_equal)
+from hasse.solvers.z3_masks import (encode_column_powers, encode_dependency, encode_layers, encode_mask, encode_powers,
+                                    matrices_equal, sorted_by_distance, vectors_equal)
+from hasse.solvers.z3_prove import and_, not_, or_
+from hasse.solvers.z3_queries import Query
 
 ENCODINGS = ("naive", "better")
 
 
-def _targets(items) -> dict:
+def named_disjuncts(items) -> dict:
     """Named disjuncts, without the ones that are constant False."""
     return {name: term for name, term in items if not z3.is_false(term)}
 
 
-def _num(value, bits):
+def constant(value, bits):
+    """``value`` as an integer term, or a bit-vector of ``bits`` bits."""
     return z3.IntVal(value) if bits is None else z3.BitVecVal(value, bits)
 
 
-def _first_index(conditions, bits=None):
+def first_index(conditions, bits=None):
     """The least ``i`` with ``conditions[i]`` (``len(conditions)`` if none), as an integer term."""
-    out = _num(len(conditions), bits)
+    out = constant(len(conditions), bits)
     for i in range(len(conditions) - 1, -1, -1):
-        out = z3.If(conditions[i], _num(i, bits), out)
+        out = z3.If(conditions[i], constant(i, bits), out)
     return out
 
 
@@ -54,7 +57,8 @@ def _last_index(conditions) -> z3.ArithRef:
     return out
 
 
-def _check(encoding: str) -> None:
+def require_encoding(encoding: str) -> None:
+    """``ValueError`` unless ``encoding`` is one of :data:`ENCODINGS`."""
     if encoding not in ENCODINGS:
         raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
 
@@ -69,16 +73,16 @@ def _limit_columns(a, sources, depth):
 
 def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
     """``A^L <= A^(L+1)`` entrywise for ``L = 0 … n``."""
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     if encoding == "naive":
         p = encode_powers(a, n + 1)
-        target = _targets((f"A^{L}[{q},{k}] and not A^{L + 1}[{q},{k}]", _and(p[L][q][k], _not(p[L + 1][q][k])))
+        target = named_disjuncts((f"A^{L}[{q},{k}] and not A^{L + 1}[{q},{k}]", and_(p[L][q][k], not_(p[L + 1][q][k])))
                           for L in range(n + 1) for q in range(n) for k in range(n))
         return [Query("A^L <= A^(L+1)", m, [], target)]
     cols = encode_column_powers(a, 0, n + 1)
-    target = _targets((f"A^{L}[{q},0] and not A^{L + 1}[{q},0]", _and(cols[L][q], _not(cols[L + 1][q])))
+    target = named_disjuncts((f"A^{L}[{q},0] and not A^{L + 1}[{q},0]", and_(cols[L][q], not_(cols[L + 1][q])))
                       for L in range(n + 1) for q in range(n))
     return [Query("A^L <= A^(L+1), source 0", m, sorted_by_distance(cols, 1), target)]
 
@@ -89,14 +93,14 @@ def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
 def encode_convergence_depth(powers: list) -> z3.ArithRef:
     """``L* = min{L : P_L = P_(L+1)}`` over ``powers = [P_0 … P_n]`` (matrices or columns); ``n`` if none."""
     same = matrices_equal if isinstance(powers[0][0], list) else vectors_equal
-    return _first_index([same(powers[L], powers[L + 1]) for L in range(len(powers) - 1)])
+    return first_index([same(powers[L], powers[L + 1]) for L in range(len(powers) - 1)])
 
 
 def encode_longest_distance(layers_by_source: list) -> tuple[z3.ArithRef, list]:
     """The largest ``t`` with a non-empty breadth-first layer ``F_t`` (over all the sources given),
     and the non-emptiness of each layer."""
     upto = len(layers_by_source[0])
-    nonempty = [_or([x for layers in layers_by_source for x in layers[t]]) for t in range(upto)]
+    nonempty = [or_([x for layers in layers_by_source for x in layers[t]]) for t in range(upto)]
     return _last_index(nonempty), nonempty
 
 
@@ -106,28 +110,28 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
     ``at`` replaces ``n - 1`` in the first claim (``A^at = A^(at+1)``): smaller values
     are false claims, used to test that the encodings refute them.
     """
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     last = max(n - 1, 0) if at is None else at
     if encoding == "naive":
         p = encode_powers(a, max(n, last + 1))
-        stable = Query(f"A^{last} = A^{last + 1}", m, [], _targets(
+        stable = Query(f"A^{last} = A^{last + 1}", m, [], named_disjuncts(
             (f"A^{last}[{q},{k}] != A^{last + 1}[{q},{k}]", z3.Xor(p[last][q][k], p[last + 1][q][k]))
             for q in range(n) for k in range(n)))
         depth = encode_convergence_depth(p[: n + 1])
         longest, nonempty = encode_longest_distance([encode_layers(m, k, n) for k in range(n)])
-        equal = Query("L* = largest finite hop distance", m, [], _targets(
+        equal = Query("L* = largest finite hop distance", m, [], named_disjuncts(
             [("a hop distance of n or more", nonempty[n]), ("L* != largest hop distance", depth != longest)]))
         return [stable, equal]
     cols = encode_column_powers(a, 0, max(n, last + 1))
     sym = sorted_by_distance(cols, 1)
-    stable = Query(f"A^{last} = A^{last + 1}, source 0", m, sym, _targets(
+    stable = Query(f"A^{last} = A^{last + 1}, source 0", m, sym, named_disjuncts(
         (f"A^{last}[{q},0] != A^{last + 1}[{q},0]", z3.Xor(cols[last][q], cols[last + 1][q])) for q in range(n)),
         incremental=True)
     depth = encode_convergence_depth(cols[: n + 1])
     longest, nonempty = encode_longest_distance([encode_layers(m, 0, n)])
-    equal = Query("L*_0 = largest finite hop distance from 0", m, sym, _targets(
+    equal = Query("L*_0 = largest finite hop distance from 0", m, sym, named_disjuncts(
         [("a hop distance of n or more", nonempty[n]), ("L*_0 != largest hop distance from 0", depth != longest)]),
         incremental=True)
     return [stable, equal]
@@ -151,28 +155,28 @@ def canonical_roles(length: int) -> list[tuple[int, ...]]:
 
 def _preorder_targets(r, tuples):
     """Ways ``R*`` fails to be a preorder; ``r(q, k)`` is ``R*[q][k]``; ``tuples`` are (k, j, q)."""
-    yield from ((f"not R*[{q},{q}]", _not(r(q, q))) for q in sorted({t[0] for t in tuples}))
-    yield from ((f"R*[{q},{j}], R*[{j},{k}], not R*[{q},{k}]", _and(_and(r(q, j), r(j, k)), _not(r(q, k))))
+    yield from ((f"not R*[{q},{q}]", not_(r(q, q))) for q in sorted({t[0] for t in tuples}))
+    yield from ((f"R*[{q},{j}], R*[{j},{k}], not R*[{q},{k}]", and_(and_(r(q, j), r(j, k)), not_(r(q, k))))
                 for k, j, q in tuples)
 
 
 def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
     """``R* = A^(n-1)`` is reflexive and transitive (``at`` replaces ``n - 1``: smaller values are false claims)."""
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     depth = max(n - 1, 0) if at is None else at
     if encoding == "naive":
         r = encode_powers(a, depth)[-1]
         triples = [(k, j, q) for k in range(n) for j in range(n) for q in range(n)]
-        return [Query("R* reflexive and transitive", m, [], _targets(_preorder_targets(lambda q, k: r[q][k],
+        return [Query("R* reflexive and transitive", m, [], named_disjuncts(_preorder_targets(lambda q, k: r[q][k],
                                                                                       triples)))]
     # A failure names k, j, q: label them 0, 1, 2 in that order (k is the source whose column is sorted).
     triples = [t for t in canonical_roles(3) if max(t) < n]
     cols = _limit_columns(a, range(min(2, n)), depth)
     return [Query("R* reflexive and transitive, (k, j, q) relabelled", m,
                   sorted_by_distance(cols[0], min(3, n)),
-                  _targets(_preorder_targets(lambda q, k: cols[k][-1][q], triples)), incremental=True)]
+                  named_disjuncts(_preorder_targets(lambda q, k: cols[k][-1][q], triples)), incremental=True)]
 
 
 # ---------------------------------------------------------------- quotient_is_partial_order
@@ -180,33 +184,33 @@ def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None) -
 
 def _quotient_targets(r, quads, pairs, triples):
     """``quads`` (k2, k, q, q2), ``pairs`` (k, q), ``triples`` (k, j, q)."""
-    e = lambda q, k: _and(r(q, k), r(k, q))  # noqa: E731 -- same class
+    e = lambda q, k: and_(r(q, k), r(k, q))  # noqa: E731 -- same class
     yield from ((f"[{k}]<=[{q}] depends on representatives {q2}~{q}, {k2}~{k}",
-                 _and(_and(e(q, q2), e(k, k2)), _and(r(q, k), _not(r(q2, k2)))))
+                 and_(and_(e(q, q2), e(k, k2)), and_(r(q, k), not_(r(q2, k2)))))
                 for k2, k, q, q2 in quads)
-    yield from ((f"not [{q}]<=[{q}]", _not(r(q, q))) for q in sorted({p[0] for p in pairs}))
-    yield from ((f"[{k}]<=[{q}]<=[{k}] but [{k}] != [{q}]", _and(_and(r(q, k), r(k, q)), _not(e(q, k))))
+    yield from ((f"not [{q}]<=[{q}]", not_(r(q, q))) for q in sorted({p[0] for p in pairs}))
+    yield from ((f"[{k}]<=[{q}]<=[{k}] but [{k}] != [{q}]", and_(and_(r(q, k), r(k, q)), not_(e(q, k))))
                 for k, q in pairs)
-    yield from ((f"[{k}]<=[{j}]<=[{q}] but not [{k}]<=[{q}]", _and(_and(r(q, j), r(j, k)), _not(r(q, k))))
+    yield from ((f"[{k}]<=[{j}]<=[{q}] but not [{k}]<=[{q}]", and_(and_(r(q, j), r(j, k)), not_(r(q, k))))
                 for k, j, q in triples)
 
 
 def quotient_is_partial_order(n: int, encoding: str = "better") -> list[Query]:
     """On classes (``E = R* and R*^T``), ``[k] <= [q] iff R*[q][k]`` is well defined and a partial order."""
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     if encoding == "naive":
         r = encode_powers(a, max(n - 1, 0))[-1]
         every = range(n)
-        return [Query("order on classes", m, [], _targets(_quotient_targets(
+        return [Query("order on classes", m, [], named_disjuncts(_quotient_targets(
             lambda q, k: r[q][k], [(a_, b, c, d) for a_ in every for b in every for c in every for d in every],
             [(k, q) for k in every for q in every], [(k, j, q) for k in every for j in every for q in every])))]
     fits = lambda ts: [t for t in ts if max(t) < n]  # noqa: E731
     quads, pairs, triples = fits(canonical_roles(4)), fits(canonical_roles(2)), fits(canonical_roles(3))
     cols = _limit_columns(a, range(min(4, n)), max(n - 1, 0))
     return [Query("order on classes, named positions relabelled", m, sorted_by_distance(cols[0], min(4, n)),
-                  _targets(_quotient_targets(lambda q, k: cols[k][-1][q], quads, pairs, triples)), incremental=True)]
+                  named_disjuncts(_quotient_targets(lambda q, k: cols[k][-1][q], quads, pairs, triples)), incremental=True)]
 
 
 # ---------------------------------------------------------------- no_residual_can_oscillate
@@ -225,14 +229,14 @@ def no_residual_can_oscillate(n: int, encoding: str = "better") -> list[Query]:
     better: a lasso of pre-period 0 and period 2, ``A^2 = I != A`` (only two
     products; ``unsat`` would only say that no witness has that shape).
     """
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n, diagonal=True)
     a = encode_dependency(m, residual=False)
     if encoding == "naive":
         t = index_bound(n)
         p = encode_powers(a, t + 1)
         return [Query("some mask with A^T != A^(T+1), T = (n-1)^2+1", m, [],
-                      {f"A^{t} != A^{t + 1}": _not(matrices_equal(p[t], p[t + 1]))})]
+                      {f"A^{t} != A^{t + 1}": not_(matrices_equal(p[t], p[t + 1]))})]
     p = encode_powers(a, 2)
     return [Query("some mask with A^2 = I != A", m, [],
-                  {"A^2 = I and A != I": _and(matrices_equal(p[2], p[0]), _not(matrices_equal(p[1], p[0])))})]
+                  {"A^2 = I and A != I": and_(matrices_equal(p[2], p[0]), not_(matrices_equal(p[1], p[0])))})]

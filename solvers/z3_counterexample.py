@@ -4,7 +4,7 @@
 sizes, the three properties and their order are those of
 :mod:`theory.counterexample` (one pass over ``n``, the same
 :class:`~theory.counterexample.Counterexample` returned); here each size is decided by
-Z3 (:mod:`solvers.z3_tasks`, on raw rows, inputs and labels only): a walk in
+Z3 (:mod:`solvers.z3_leak_walks`, :mod:`solvers.z3_task_maps`, on raw rows, inputs and labels only): a walk in
 ``A = M ∨ I`` of ``N - 1`` steps from a holder of a target to its supervised position
 (or from one isolate group to another) — sat is a leak, decoded into its shortest
 path; and for an inference family, an injective cover-exact map of each supervised
@@ -25,6 +25,7 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
               progress: Callable[[int], None] | None = None) -> Counterexample:
     """The Z3 search (see the module docstring); ``timeout`` bounds the whole search (then ``unknown``)."""
     import hasse.theory.merge as merge
+    from hasse.solvers.z3_leak_walks import find_leak_or_isolation_walk
 
     check_max_n(max_n)
     start = time.perf_counter()
@@ -51,14 +52,14 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
         for n, tasks in sizes:
             checked.append(n)
             for i, task in enumerate(tasks):
-                prop, witness, why = _z3_task(task, left, calls)
+                prop, witness, why = find_leak_or_isolation_walk(task, left, calls)
                 if why:
                     return found(None, None, None, None, None, f"n = {n}, task {i}: {why}")
                 if prop:
                     return found(n, prop, f"task {i}", task, witness)
             if len(tasks) > 1:
                 merged = merge.family_to_merged_task(tasks).task
-                prop, witness, why = _z3_task(merged, left, calls, isolation=False)
+                prop, witness, why = find_leak_or_isolation_walk(merged, left, calls, isolation=False)
                 if why:
                     return found(None, None, None, None, None, f"n = {n}, merged task: {why}")
                 if prop:
@@ -76,32 +77,11 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
     return found(None, None, None, None, None)
 
 
-def _z3_task(task, left, calls, *, isolation: bool = True):
-    """``(property, witness, unknown reason)`` for one task: a leak walk, then isolation walks."""
-    from hasse.solvers.z3_tasks import SAT, UNKNOWN, find_flow_path, find_leak_path
-
-    calls[0] += 1
-    answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=left())
-    if answer.status == UNKNOWN:
-        return None, None, answer.reason
-    if answer.status == SAT:
-        return "leak", answer.value, None
-    if isolation:
-        for g, group in enumerate(task.isolate):
-            others = [p for h, members in enumerate(task.isolate) if h != g for p in members]
-            calls[0] += 1
-            answer = find_flow_path(task.mask, others, group, timeout=left())
-            if answer.status == UNKNOWN:
-                return None, None, answer.reason
-            if answer.status == SAT:
-                return "isolation", answer.value, None
-    return None, None, None
-
-
 def _z3_consistency(train, inference_tasks, left, calls):
     """The first supervised inference (node, label) with no equivalent training node: ``(witness, unknown reason)``."""
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_tasks import UNKNOWN, UNSAT, find_embedding
+    from hasse.solvers.z3_prove import UNKNOWN, UNSAT
+    from hasse.solvers.z3_task_maps import find_embedding
 
     td = task_diagram(train)
     for b, task in enumerate(inference_tasks):

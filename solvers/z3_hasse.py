@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import z3
 
-from hasse.solvers.z3_claims import _check, _first_index, _num, _targets, canonical_roles
-from hasse.solvers.z3_masks import (Query, _and, _not, _or, encode_closure_relation, encode_dependency, encode_layers,
-                              encode_mask, encode_powers, encode_preorder, encode_product, matrices_equal)
+from hasse.solvers.z3_claims import canonical_roles, constant, first_index, named_disjuncts, require_encoding
+from hasse.solvers.z3_masks import (encode_closure_relation, encode_dependency, encode_layers, encode_mask, encode_powers,
+                                    encode_preorder, encode_product, matrices_equal)
+from hasse.solvers.z3_prove import and_, not_, or_
+from hasse.solvers.z3_queries import Query
 
 
 # ---------------------------------------------------------------- hasse_closure_is_limit
@@ -23,47 +25,47 @@ from hasse.solvers.z3_masks import (Query, _and, _not, _or, encode_closure_relat
 
 def encode_hasse_diagram(r, n):
     """Strict order, covering relation (Hasse diagram on positions), classes and ``G = H or E``."""
-    s = [[_and(r[q][k], _not(r[k][q])) for k in range(n)] for q in range(n)]
+    s = [[and_(r[q][k], not_(r[k][q])) for k in range(n)] for q in range(n)]
     ss = encode_product(s, s)
-    h = [[_and(s[q][k], _not(ss[q][k])) for k in range(n)] for q in range(n)]
-    e = [[_and(r[q][k], r[k][q]) for k in range(n)] for q in range(n)]
-    g = [[_or([h[q][k], e[q][k]]) for k in range(n)] for q in range(n)]
+    h = [[and_(s[q][k], not_(ss[q][k])) for k in range(n)] for q in range(n)]
+    e = [[and_(r[q][k], r[k][q]) for k in range(n)] for q in range(n)]
+    g = [[or_([h[q][k], e[q][k]]) for k in range(n)] for q in range(n)]
     return s, h, e, g
 
 
 def _without_class_edge(g, e, upper, lower):
     """``G`` minus every pair (x, y) with x in the class of ``upper`` and y in the class of ``lower``."""
     n = len(g)
-    return [[_and(g[x][y], _not(_and(e[x][upper], e[y][lower]))) for y in range(n)] for x in range(n)]
+    return [[and_(g[x][y], not_(and_(e[x][upper], e[y][lower]))) for y in range(n)] for x in range(n)]
 
 
 def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
     """The closure of the Hasse diagram with classes as cliques is ``R*``; no Hasse edge can be left out."""
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     if encoding == "naive":
         r = encode_powers(a, max(n - 1, 0))[-1]
         _, h, e, g = encode_hasse_diagram(r, n)
         c = encode_powers(g, max(n - 1, 0))[-1]
-        closure = Query("closure of the Hasse diagram = R*", m, [], _targets(
+        closure = Query("closure of the Hasse diagram = R*", m, [], named_disjuncts(
             (f"closure[{q},{k}] != R*[{q},{k}]", z3.Xor(c[q][k], r[q][k])) for q in range(n) for k in range(n)))
-        minimal = Query("no Hasse edge can be left out", m, [], _targets(
+        minimal = Query("no Hasse edge can be left out", m, [], named_disjuncts(
             (f"Hasse edge [{k}]->[{q}] implied by the others",
-             _and(h[q][k], encode_powers(_without_class_edge(g, e, q, k), max(n - 1, 0))[-1][q][k]))
+             and_(h[q][k], encode_powers(_without_class_edge(g, e, q, k), max(n - 1, 0))[-1][q][k]))
             for q in range(n) for k in range(n)))
         return [closure, minimal]
     r, hyp = encode_closure_relation(m, "R")
     _, h, e, g = encode_hasse_diagram(r, n)
     c, hyp_c = encode_closure_relation(g, "C")
     pairs = [(k, q) for k, q in canonical_roles(2) if max(k, q) < n]  # (k, q) relabelled 0, 1
-    closure = Query("closure of the Hasse diagram = R*, (k, q) relabelled", m, hyp + hyp_c, _targets(
+    closure = Query("closure of the Hasse diagram = R*, (k, q) relabelled", m, hyp + hyp_c, named_disjuncts(
         (f"closure[{q},{k}] != R*[{q},{k}]", z3.Xor(c[q][k], r[q][k])) for k, q in pairs))
     if n < 2:
         return [closure]
     c2, hyp_c2 = encode_closure_relation(_without_class_edge(g, e, 1, 0), "C2")
     minimal = Query("no Hasse edge can be left out, edge [0]->[1]", m, hyp + hyp_c2,
-                    {"Hasse edge [0]->[1] implied by the others": _and(h[1][0], c2[1][0])})
+                    {"Hasse edge [0]->[1] implied by the others": and_(h[1][0], c2[1][0])})
     return [closure, minimal]
 
 
@@ -78,16 +80,16 @@ def encode_sparse_realisation(r, n):
     smallest members of their classes and ``[x] -> [t]`` is a Hasse edge.
     """
     _, h, e, _ = encode_hasse_diagram(r, n)
-    first = [z3.And([_not(e[q][j]) for j in range(q)]) if q else z3.BoolVal(True) for q in range(n)]
-    last = [z3.And([_not(e[q][j]) for j in range(q + 1, n)]) if q < n - 1 else z3.BoolVal(True) for q in range(n)]
+    first = [z3.And([not_(e[q][j]) for j in range(q)]) if q else z3.BoolVal(True) for q in range(n)]
+    last = [z3.And([not_(e[q][j]) for j in range(q + 1, n)]) if q < n - 1 else z3.BoolVal(True) for q in range(n)]
     nxt = [[None] * n for _ in range(n)]  # nxt[x][t]: t follows x in the cycle of its class
     for x in range(n):
         for t in range(n):
             if t > x:
-                nxt[x][t] = z3.And([e[x][t]] + [_not(e[x][j]) for j in range(x + 1, t)])
+                nxt[x][t] = z3.And([e[x][t]] + [not_(e[x][j]) for j in range(x + 1, t)])
             else:  # wrap around to the smallest member (t == x: a class of one position)
                 nxt[x][t] = z3.And(last[x], e[x][t], first[t])
-    s = [[z3.BoolVal(True) if t == x else _or([nxt[x][t], z3.And(first[t], first[x], h[t][x])]) for x in range(n)]
+    s = [[z3.BoolVal(True) if t == x else or_([nxt[x][t], z3.And(first[t], first[x], h[t][x])]) for x in range(n)]
          for t in range(n)]
     return e, h, first, s
 
@@ -100,14 +102,14 @@ def encode_predicted_distances(e, h, first, n, bits=None):
     """``pd[y][x]``, the predicted hop distance in ``S`` from ``x`` to ``y`` (``R*[y][x]``): with ``i``, ``j`` the
     ranks of ``x``, ``y`` in their classes and ``s`` sizes, ``(j - i) mod s`` in one class, else
     ``((-i) mod s_x) + delta([x], [y]) + j`` (``delta``: breadth-first layers over the Hasse diagram)."""
-    one, zero = _num(1, bits), _num(0, bits)
+    one, zero = constant(1, bits), constant(0, bits)
     size = [z3.Sum([z3.If(e[c][j], one, zero) for j in range(n)]) for c in range(n)]
     rank = [z3.Sum([z3.If(e[c][j], one, zero) for j in range(c)]) if c else zero for c in range(n)]
     pd = [[None] * n for _ in range(n)]
     for x in range(n):
         layers = encode_layers(h, x, n)  # H joins whole classes, so layer t is the classes t Hasse edges above [x]
         for y in range(n):
-            hops = _first_index([layers[t][y] for t in range(n)], bits)
+            hops = first_index([layers[t][y] for t in range(n)], bits)
             around = z3.If(rank[x] == 0, zero, size[x] - rank[x])
             inside = z3.If(_gt(rank[x], rank[y]), rank[y] - rank[x] + size[x], rank[y] - rank[x])
             pd[y][x] = z3.If(e[y][x], inside, around + hops + rank[y])
@@ -120,23 +122,23 @@ def _largest(values, where):
     best = values[0][0] * 0
     for q in range(n):
         for k in range(n):
-            best = z3.If(_and(where[q][k], _gt(values[q][k], best)), values[q][k], best)
+            best = z3.If(and_(where[q][k], _gt(values[q][k], best)), values[q][k], best)
     return best
 
 
 def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Query]:
     """The sparse mask ``S`` has the limit ``R*`` of ``M``; ``L*(S)`` equals the predicted depth."""
-    _check(encoding)
+    require_encoding(encoding)
     m = encode_mask(n)
     a = encode_dependency(m)
     if encoding == "naive":
         r = encode_powers(a, max(n - 1, 0))[-1]
         e, h, first, s = encode_sparse_realisation(r, n)
         ps = encode_powers(s, n)
-        same = Query("R*(S) = R*(M)", m, [], _targets(
+        same = Query("R*(S) = R*(M)", m, [], named_disjuncts(
             (f"R*(S)[{q},{k}] != R*[{q},{k}]", z3.Xor(ps[max(n - 1, 0)][q][k], r[q][k]))
             for q in range(n) for k in range(n)))
-        depth = _first_index([matrices_equal(ps[L], ps[L + 1]) for L in range(n)])
+        depth = first_index([matrices_equal(ps[L], ps[L + 1]) for L in range(n)])
         deep = Query("L*(S) = predicted depth", m, [], {"L*(S) != predicted": depth != _largest(encode_predicted_distances(e, h, first, n), r)})
         return [same, deep]
     # Over preorders R (the limits R*, encode_preorder), then a certificate: R and the
@@ -154,16 +156,16 @@ def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Que
             for j in range(n):
                 if j == y:
                     continue
-                via = _and(s[y][j], r[j][x])
-                closed.append((f"S[{y},{j}] and R*[{j},{x}] but not R*[{y},{x}]", _and(via, _not(r[y][x]))))
+                via = and_(s[y][j], r[j][x])
+                closed.append((f"S[{y},{j}] and R*[{j},{x}] but not R*[{y},{x}]", and_(via, not_(r[y][x]))))
                 shortest.append((f"pd[{y},{x}] > pd[{j},{x}] + 1 with S[{y},{j}]",
-                                 _and(via, _gt(pd[y][x], pd[j][x] + 1))))
-                steps.append(_and(via, pd[y][x] == pd[j][x] + 1))
+                                 and_(via, _gt(pd[y][x], pd[j][x] + 1))))
+                steps.append(and_(via, pd[y][x] == pd[j][x] + 1))
             if y != x:
-                justified.append((f"no step of S justifies pd[{y},{x}]", _and(r[y][x], _not(_or(steps)))))
+                justified.append((f"no step of S justifies pd[{y},{x}]", and_(r[y][x], not_(or_(steps)))))
         justified.append((f"pd[{x},{x}] != 0", pd[x][x] != 0))
         queries.append(Query(f"source {x}: R*(S) = R* (closed under S, justified by S-steps)", r, hyp,
-                             _targets(closed + justified), incremental=True, logic="QF_BV"))
-        queries.append(Query(f"source {x}: no path of S shorter than pd", r, hyp, _targets(shortest),
+                             named_disjuncts(closed + justified), incremental=True, logic="QF_BV"))
+        queries.append(Query(f"source {x}: no path of S shorter than pd", r, hyp, named_disjuncts(shortest),
                              incremental=True, logic="QF_BV"))
     return queries

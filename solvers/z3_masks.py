@@ -1,4 +1,4 @@
-"""Ground, quantifier-free Z3 encodings of masks and their reachability, and proof by negation.
+"""Ground, quantifier-free Z3 encodings of masks and their reachability.
 
 Nothing here calls the theory code it is used to check: masks, Boolean products,
 powers, breadth-first layers and closures are spelled out from the definitions of
@@ -16,22 +16,21 @@ Two styles, both exact:
   (``sorted_by_distance``). This removes the pigeonhole search that makes the plain
   encoding of ``A^(n-1) = A^n`` blow up.
 
-:func:`prove` asserts the hypotheses and the negated claim: ``unsat`` → proved,
-``sat`` → refuted (the model decoded into a numpy mask after the fact), ``unknown`` →
-the solver's ``reason_unknown()``.
+The proof obligations built from these terms, and their proof by negation, are in
+:mod:`solvers.z3_queries` (:class:`~solvers.z3_queries.Query`, :func:`~solvers.z3_queries.prove`);
+:func:`decode_mask` reads a model's mask back as a numpy array.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 import z3
 
-Matrix = list  # list[list[z3.BoolRef]]
+from hasse.solvers.z3_prove import FALSE, TRUE, and_, not_, or_
 
-TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
+Matrix = list  # list[list[z3.BoolRef]]
 
 
 def encode_mask(n: int, *, diagonal: bool = False, name: str = "m") -> Matrix:
@@ -53,29 +52,10 @@ def identity(n: int) -> Matrix:
     return [[TRUE if q == k else FALSE for k in range(n)] for q in range(n)]
 
 
-def _or(terms: Sequence) -> z3.BoolRef:
-    terms = [t for t in terms if not z3.is_false(t)]
-    if any(z3.is_true(t) for t in terms):
-        return TRUE
-    return FALSE if not terms else terms[0] if len(terms) == 1 else z3.Or(terms)
-
-
-def _not(a) -> z3.BoolRef:
-    return FALSE if z3.is_true(a) else TRUE if z3.is_false(a) else z3.Not(a)
-
-
-def _and(a, b) -> z3.BoolRef:
-    if z3.is_false(a) or z3.is_false(b):
-        return FALSE
-    if z3.is_true(a):
-        return b
-    return a if z3.is_true(b) else z3.And(a, b)
-
-
 def encode_product(a: Matrix, b: Matrix) -> Matrix:
     """Boolean product: ``(a . b)[q][k] = OR_j a[q][j] and b[j][k]``."""
     n = len(a)
-    return [[_or([_and(a[q][j], b[j][k]) for j in range(n)]) for k in range(n)] for q in range(n)]
+    return [[or_([and_(a[q][j], b[j][k]) for j in range(n)]) for k in range(n)] for q in range(n)]
 
 
 def encode_powers(a: Matrix, upto: int) -> list[Matrix]:
@@ -97,7 +77,7 @@ def encode_column_powers(a: Matrix, source: int, upto: int) -> list[list]:
     col = [TRUE if q == source else FALSE for q in range(n)]
     out = [col]
     for _ in range(upto):
-        col = [_or([_and(a[q][j], col[j]) for j in range(n)]) for q in range(n)]
+        col = [or_([and_(a[q][j], col[j]) for j in range(n)]) for q in range(n)]
         out.append(col)
     return out
 
@@ -111,8 +91,8 @@ def encode_layers(m: Matrix, source: int, upto: int) -> list[list]:
     seen = list(layer)
     out = [layer]
     for _ in range(upto):
-        layer = [_and(_not(seen[q]), _or([_and(m[q][j], layer[j]) for j in range(n) if j != q])) for q in range(n)]
-        seen = [_or([s, f]) for s, f in zip(seen, layer)]
+        layer = [and_(not_(seen[q]), or_([and_(m[q][j], layer[j]) for j in range(n) if j != q])) for q in range(n)]
+        seen = [or_([s, f]) for s, f in zip(seen, layer)]
         out.append(layer)
     return out
 
@@ -168,7 +148,7 @@ def encode_closure_relation(g: Matrix, name: str) -> tuple[Matrix, list]:
                 continue
             if not z3.is_false(g[q][k]):
                 out.append(z3.Implies(g[q][k], c[q][k]))
-            out.append(z3.Implies(c[q][k], _or([_and(_and(g[q][j], c[j][k]), rank[j][k] < rank[q][k])
+            out.append(z3.Implies(c[q][k], or_([and_(and_(g[q][j], c[j][k]), rank[j][k] < rank[q][k])
                                                  for j in range(n) if j != q])))
             for j in range(n):
                 if j != q and j != k:
@@ -206,10 +186,10 @@ def encode_distances(g: Matrix, name: str, bits: int | None = None) -> tuple[Mat
             for j in range(n):
                 if j == q or z3.is_false(g[q][j]):
                     continue
-                via = _and(g[q][j], c[j][k])
+                via = and_(g[q][j], c[j][k])
                 out.append(z3.Implies(via, z3.And(c[q][k], _ule(d[q][k], d[j][k] + 1))))
-                steps.append(_and(via, d[q][k] == d[j][k] + 1))
-            out.append(z3.Implies(c[q][k], _or(steps)))
+                steps.append(and_(via, d[q][k] == d[j][k] + 1))
+            out.append(z3.Implies(c[q][k], or_(steps)))
     return c, d, out
 
 
@@ -233,85 +213,3 @@ def decode_mask(model: z3.ModelRef, m: Matrix) -> np.ndarray:
         for k in range(n):
             out[q, k] = z3.is_true(model.eval(m[q][k], model_completion=True))
     return out
-
-
-# ------------------------------------------------------------------ proof by negation
-
-
-@dataclass
-class Query:
-    """One proof obligation: hypotheses, and the negated claim as named disjuncts.
-
-    ``unsat`` of ``hypotheses and OR(target.values())`` proves the claim. For an
-    existence statement ``target`` is the property wanted and ``sat`` gives the witness.
-    """
-
-    name: str
-    mask: Matrix
-    hypotheses: list = field(default_factory=list)
-    target: dict = field(default_factory=dict)  # readable name -> Boolean term (a way the claim fails)
-    incremental: bool = False  # check the disjuncts one at a time on one solver (push/pop), keeping what it learnt
-    logic: str | None = None  # e.g. "QF_BV": a solver specialised for that logic (z3.SolverFor)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """What the solver said about one query."""
-
-    query: str
-    status: str  # "unsat" | "sat" | "unknown"
-    seconds: float
-    mask: np.ndarray | None = None  # sat: the decoded mask
-    failing: tuple[str, ...] = ()  # sat: the disjuncts of the target that hold in the model
-    reason: str | None = None  # unknown: reason_unknown()
-
-
-def check(query: Query, timeout: float | None) -> Answer:
-    """Check one query; ``timeout`` in seconds (``None``: no limit)."""
-    import time
-
-    start = time.monotonic()
-    solver = z3.SolverFor(query.logic) if query.logic else z3.Solver()
-    solver.add(*query.hypotheses)
-    parts = [(name, term) for name, term in query.target.items()] if query.incremental else \
-        [("any", _or(list(query.target.values())))]
-    for _, term in parts:
-        if timeout is not None:
-            left = timeout - (time.monotonic() - start)
-            if left <= 0:
-                return Answer(query.name, "unknown", time.monotonic() - start, reason="timeout")
-            solver.set("timeout", max(1, int(left * 1000)))
-        solver.push()
-        solver.add(term)
-        status = solver.check()
-        if status == z3.sat:
-            model = solver.model()
-            failing = tuple(name for name, t in query.target.items()
-                            if z3.is_true(model.eval(t, model_completion=True)))
-            return Answer(query.name, "sat", time.monotonic() - start, decode_mask(model, query.mask), failing[:8])
-        if status != z3.unsat:
-            return Answer(query.name, "unknown", time.monotonic() - start,
-                          reason=solver.reason_unknown() or "unknown")
-        solver.pop()
-    return Answer(query.name, "unsat", time.monotonic() - start)
-
-
-def prove(queries: Sequence[Query], remaining) -> list[Answer]:
-    """Check the queries in turn until one is not ``unsat`` (a refutation, a witness or unknown).
-
-    ``remaining()`` gives the seconds left (``None``: no limit); when it is spent
-    the next query is answered ``unknown`` with reason ``timeout`` without a call.
-    """
-    answers = []
-    for query in queries:
-        left = remaining()
-        if left is not None and left <= 0:
-            answers.append(Answer(query.name, "unknown", 0.0, reason="timeout"))
-            break
-        answer = check(query, left)
-        if answer.status == "unknown" and left is not None and answer.reason in ("timeout", "canceled"):
-            answer = Answer(answer.query, "unknown", answer.seconds, reason="timeout")
-        answers.append(answer)
-        if answer.status != "unsat":
-            break
-    return answers

@@ -21,7 +21,8 @@ import pytest
 import sympy
 
 import hasse.solvers.formulas as formulas_module
-from hasse.solvers.formulas import SizeFormulas, describe, evaluate, formula_for_family, formulas, l, n
+from hasse.solvers.formula_text import describe
+from hasse.solvers.formulas import SizeFormulas, evaluate, formula_for_family, formulas, l, n
 from hasse.theory.catalog import build_family, build_mask, build_task
 from hasse.theory.errors import InputError
 

@@ -19,7 +19,9 @@ from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers.dags import dag_to_task
 from hasse.solvers.merge_search import min_merged_nodes
 from hasse.solvers.posets import task_diagram
-from hasse.solvers.z3_tasks import SAT, UNSAT, find_leak_path, merge_within, merged_value_to_task
+from hasse.solvers.z3_leak_walks import find_leak_path
+from hasse.solvers.z3_merge_within import merge_within, merged_value_to_task
+from hasse.solvers.z3_prove import SAT, UNSAT
 from hasse.theory.catalog import build_family
 from hasse.theory.labelled import task_to_hasse
 from hasse.theory.task import make_task
@@ -294,9 +296,10 @@ def test_counterexample_z3_finds_the_inconsistent_design(capsys):
 def test_counterexample_text_and_disagreement(capsys, monkeypatch):
     code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "z3")
     assert code == 1 and "[z3]" in out and "n = 2" in out and "B1(1) → F0(0) → P1(3)" in out
-    import hasse.solvers.z3_tasks as z3t
+    import hasse.solvers.z3_leak_walks as walks
+    from hasse.solvers.z3_prove import Answer
 
-    monkeypatch.setattr(z3t, "find_leak_path", lambda *a, **k: z3t.Answer(UNSAT))  # a broken Z3 side
+    monkeypatch.setattr(walks, "find_leak_path", lambda *a, **k: Answer(UNSAT))  # a broken Z3 side
     code, out, err = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "both", "--max-n", "3")
     assert code == 1 and "METHODS DISAGREE" in err
 
@@ -331,8 +334,11 @@ def test_statement_sheet(name):
 
 
 def test_z3_encodings_do_not_import_the_code_they_check():
-    code = ("import sys, solvers.z3_tasks, solvers.posets; "
+    code = ("import sys, hasse.solvers; before = set(sys.modules); "  # the package itself loads hasse.theory.order
+            "import hasse.solvers.z3_task_maps, hasse.solvers.z3_merge_within, hasse.solvers.z3_leak_walks, "
+            "hasse.solvers.z3_symbolic_equivalence, hasse.solvers.z3_coverage, hasse.solvers.posets; "
             "bad = [m for m in ('hasse.theory.order', 'hasse.theory.leak', 'hasse.theory.labelled', 'hasse.theory.equivalence', "
-            "'hasse.theory.merge', 'hasse.theory.consistency') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)")
+            "'hasse.theory.merge', 'hasse.theory.consistency') if m in sys.modules and m not in before]; print(bad); "
+            "sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -18,7 +18,8 @@ import z3
 
 from hasse.solvers import z3_claims, z3_hasse
 from hasse.solvers.z3_masks import (encode_closure_relation, encode_column_powers, encode_dependency, encode_distances,
-                              encode_layers, encode_mask, encode_powers, encode_preorder, prove, sorted_by_distance)
+                                    encode_layers, encode_mask, encode_powers, encode_preorder, sorted_by_distance)
+from hasse.solvers.z3_queries import prove
 
 
 def every_mask(n):
@@ -210,21 +211,23 @@ def test_false_claims_are_refuted_with_real_counterexamples(encoding):
     n = 4
     answers = prove(z3_claims.reach_stable_by_n_minus_1(n, encoding, at=n - 2), lambda: 60)
     assert answers[0].status == "sat"
-    ps = np_powers(answers[0].mask, n)
+    ps = np_powers(answers[0].value, n)
     assert not np.array_equal(ps[n - 2], ps[n - 1])
-    assert reach_stable_by_n_minus_1.confirm(answers[0].mask, at=n - 2)["confirmed"]
+    assert reach_stable_by_n_minus_1.confirm(answers[0].value, at=n - 2)["confirmed"]
     answers = prove(z3_claims.limit_is_preorder(n, encoding, at=n - 2), lambda: 60)
     assert answers[0].status == "sat"
-    r = np_powers(answers[0].mask, n)[n - 2].astype(np.int64)
+    r = np_powers(answers[0].value, n)[n - 2].astype(np.int64)
     assert ((r @ r > 0) & ~r.astype(bool)).any()  # A^(n-2) is not transitive on this mask
-    assert limit_is_preorder.confirm(answers[0].mask, at=n - 2)["confirmed"]
+    assert limit_is_preorder.confirm(answers[0].value, at=n - 2)["confirmed"]
 
 
 def test_the_encodings_do_not_import_the_code_they_check():
     import subprocess
     import sys
 
-    code = ("import sys, solvers.z3_masks, solvers.z3_claims, solvers.z3_hasse; "
-            "bad = [m for m in sys.modules if m.startswith('theory')]; print(bad); sys.exit(1 if bad else 0)")
+    code = ("import sys, hasse.solvers; before = set(sys.modules); "  # the package itself loads hasse.theory
+            "import hasse.solvers.z3_masks, hasse.solvers.z3_claims, hasse.solvers.z3_hasse; "
+            "bad = [m for m in sys.modules if m.startswith('hasse.theory') and m not in before]; print(bad); "
+            "sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
