@@ -93,11 +93,10 @@ def _formulas(family: str, tasks):
 
 
 def run_merge(args) -> int:
-    from hasse.theory.family import load_family
     from hasse.theory.merge import family_to_merged_task
     from hasse.theory.order import mask_to_order
     from hasse.theory.sparse import sparse_realisation
-    from hasse.theory.task import task_to_dict
+    from hasse.theory.task_io import load_family, task_to_dict
 
     tasks = load_family(args.family)
     merged = family_to_merged_task(tasks, name=f"merge({args.family})")
@@ -211,8 +210,7 @@ def _draw(merged, path: str, family: str) -> None:
 
 def run_consistent(args) -> int:
     from hasse.theory.consistency import check_consistency
-    from hasse.theory.family import load_family
-    from hasse.theory.task import load_task
+    from hasse.theory.task_io import load_family, load_task
 
     train = load_task(args.train)
     inference = load_family(args.inference)

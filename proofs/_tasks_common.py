@@ -53,7 +53,7 @@ def refuted(checked: int, counterexample, **details) -> Outcome:
 
 def task_json(task) -> dict:
     """A task as its JSON object (mask rows of 0/1), with its position names."""
-    from hasse.theory.task import task_to_dict
+    from hasse.theory.task_io import task_to_dict
 
     out = task_to_dict(task)
     out["names"] = list(task.names)
