@@ -11,7 +11,6 @@ Time limits: :func:`deadline` turns ``ctx`` into a callable that raises
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Callable
 
 from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
@@ -58,12 +57,6 @@ def task_json(task) -> dict:
     out = task_to_dict(task)
     out["names"] = list(task.names)
     return out
-
-
-def upstream_inputs(h, c) -> list:
-    """The multiset of inputs in ``↓c`` of a ``LabelledHasse`` (sorted list)."""
-    return sorted(Counter(x for d in h.down_sets[c] for x in h.inputs[d]).elements())
-
 
 
 def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hasse.proofs._tasks_common import deadline, proved, refuted, report, solver_time, unknown, upstream_inputs
+from hasse.proofs._tasks_common import deadline, proved, refuted, report, solver_time, unknown
 from hasse.proofs.core import Theorem
 from hasse.proofs.script import script_main
 
@@ -117,7 +117,7 @@ def compare_with_classes(items, class_of: list, dl, progress=None) -> tuple[dict
                 iso = class_of[i] == class_of[j]
                 fast = eq.equivalent(a[3], a[4], b[3], b[4])
                 exact = eq.equivalent_exact(a[3], a[4], b[3], b[4])
-                up_a, up_b = upstream_inputs(a[3], a[4]), upstream_inputs(b[3], b[4])
+                up_a, up_b = list(a[3].upstream_inputs(a[4])), list(b[3].upstream_inputs(b[4]))
                 pairs += 1
                 if fast != iso or exact != iso:
                     return _pair(a, b, fast_equivalent=fast, exact_equivalent=exact, isomorphic=iso,

@@ -26,10 +26,9 @@ import sympy
 
 from hasse.theory.catalog import get_entry
 from hasse.theory.errors import InputError
-from hasse.theory.masks._common import require_block, require_positive
 from hasse.theory.masks.block_two_stream import VARIANTS
+from hasse.theory.params import require_at_least, require_block, require_positive
 from hasse.theory.spec import parse_spec, parse_value
-from hasse.theory.tasks._common import require_at_least
 
 _n, _l = sympy.symbols("n l", positive=True, integer=True)
 n, l = _n, _l  # the public symbols: tokens of the sample, tokens per block

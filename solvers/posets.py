@@ -50,7 +50,11 @@ class Diagram:
         return out
 
     def upstream_inputs(self, c: int) -> tuple:
-        """The sorted multiset of the inputs of every position in ``↓c``."""
+        """The sorted multiset of the inputs of every position in ``↓c``.
+
+        The independent reference for ``theory.labelled.LabelledHasse.upstream_inputs``:
+        computed on this diagram rebuilt from raw rows, never by calling the code under test.
+        """
         return tuple(sorted(x for d in self.below()[c] for x in self.inputs[d]))
 
 

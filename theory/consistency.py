@@ -45,10 +45,6 @@ class ConsistencyReport:
         return not self.mismatches
 
 
-def _upstream_inputs(h, c) -> Counter:
-    return Counter(x for d in h.down_sets[c] for x in h.inputs[d])
-
-
 def check_consistency(train: Task, inference: Sequence[Task]) -> ConsistencyReport:
     """Check a training task against the inference tasks of a decoding procedure.
 
@@ -78,11 +74,11 @@ def check_consistency(train: Task, inference: Sequence[Task]) -> ConsistencyRepo
 
 def _explain(index: int, h, c: int, p: int, target: int, ht) -> Mismatch:
     """Compare the inference node's upstream inputs with the closest training candidate's."""
-    want = _upstream_inputs(h, c)
+    want = Counter(h.upstream_inputs(c))
     best = None
     for q in range(ht.task.size):
         if ht.task.inputs[q] == h.task.inputs[p] and target in ht.task.labels[q]:
-            have = _upstream_inputs(ht, ht.node_of_position[q])
+            have = Counter(ht.upstream_inputs(ht.node_of_position[q]))
             score = sum(((have - want) + (want - have)).values())
             if best is None or score < best[0]:
                 best = (score, q, have)

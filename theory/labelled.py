@@ -46,11 +46,16 @@ class LabelledHasse:
 
     @cached_property
     def node_of_position(self) -> tuple[int, ...]:
-        out = [0] * self.task.size
-        for c, ps in enumerate(self.members):
-            for p in ps:
-                out[p] = c
-        return tuple(out)
+        """``node_of_position[p]``: the node that holds position ``p``."""
+        return nodes_of_positions(self.members, self.task.size)
+
+    def upstream_inputs(self, c: int) -> Inputs:
+        """The sorted multiset of the inputs of every position in ``↓c`` (what node ``c`` sees).
+
+        Equivalent nodes have equal upstream inputs (the theorem
+        ``equivalence_preserves_upstream_inputs``); consistency compares them.
+        """
+        return tuple(sorted(x for d in self.down_sets[c] for x in self.inputs[d]))
 
     def labels(self, c: int) -> tuple[tuple[tuple[str, int], int], ...]:
         """``((input, target), …)`` for every labelled position of node ``c``, sorted."""
@@ -74,6 +79,19 @@ class LabelledHasse:
             graph.add_node(c, **attrs)
             graph.add_edges_from((d, c) for d in self.lower[c])
         return graph
+
+
+def nodes_of_positions(members, size: int) -> tuple[int, ...]:
+    """The node of each of ``size`` positions, given the positions ``members[c]`` of each node ``c``.
+
+    >>> nodes_of_positions(((0, 2), (1,)), 3)
+    (0, 1, 0)
+    """
+    out = [0] * size
+    for c, ps in enumerate(members):
+        for p in ps:
+            out[p] = c
+    return tuple(out)
 
 
 def task_to_hasse(task: Task) -> LabelledHasse:

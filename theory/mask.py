@@ -1,4 +1,4 @@
-"""The mask type and its validation.
+"""The mask type, its validation, masks made from rules, and a text picture.
 
 A mask is an ``n x n`` boolean numpy array ``M`` with ``M[q, k] = True`` iff query
 ``q`` may attend key ``k`` (FlexAttention's ``mask_mod`` and SDPA's boolean
@@ -8,11 +8,11 @@ A mask is an ``n x n`` boolean numpy array ``M`` with ``M[q, k] = True`` iff que
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, check_fits
 
 
 @dataclass(frozen=True)
@@ -85,3 +85,41 @@ def grid(rule: Callable, n: int) -> np.ndarray:
     q = np.arange(n)[:, None]
     k = np.arange(n)[None, :]
     return np.ascontiguousarray(np.broadcast_to(np.asarray(rule(q, k), dtype=bool), (n, n)))
+
+
+def name_rule(rule: Callable, name: str) -> Callable:
+    """Give a rule made by a factory its readable name (``sliding_window_w4``)."""
+    rule.__name__ = name
+    rule.__qualname__ = name
+    return rule
+
+
+def named_mask(
+    rule: Callable, size: int, spec: str, names: Callable[[], Iterable[str]] | None = None
+) -> NamedMask:
+    """Evaluate ``rule`` on the ``size x size`` grid, after checking that it fits in memory.
+
+    ``names()`` gives the position names (default ``"0" … "size-1"``); it is called
+    only after the size check, so a huge size fails fast instead of building names.
+    """
+    check_fits(size, 1, "mask")
+    labels = tuple(names()) if names is not None else default_names(size)
+    return NamedMask(grid(rule, size), labels, spec)
+
+
+def to_text(mask: NamedMask) -> str:
+    """A picture of the mask: one row per query, ``1`` where it attends, ``.`` where not.
+
+    >>> print(to_text(NamedMask(grid(lambda q, k: k <= q, 2), default_names(2), "causal:n=2")))
+    causal:n=2  (row q attends column k)
+       0 1
+    0  1 .
+    1  1 1
+    """
+    width = max(len(name) for name in mask.names) + 1
+    lines = [f"{mask.spec}  (row q attends column k)"]
+    lines.append(" " * width + "".join(name.rjust(width) for name in mask.names))
+    for name, row in zip(mask.names, mask.matrix):
+        cells = "".join(("1" if v else ".").rjust(width) for v in row)
+        lines.append(name.ljust(width) + cells)
+    return "\n".join(line.rstrip() for line in lines)

@@ -33,7 +33,7 @@ import numpy as np
 from hasse.theory.bitset import unpack_rows
 from hasse.theory.equivalence import Grouping, group_nodes
 from hasse.theory.errors import InputError
-from hasse.theory.labelled import LabelledHasse, task_to_hasse
+from hasse.theory.labelled import LabelledHasse, nodes_of_positions, task_to_hasse
 from hasse.theory.task import Task, make_task
 
 
@@ -62,11 +62,8 @@ class MergedTask:
         return len(self.grouping.members)
 
     def node_of_position(self) -> tuple[int, ...]:
-        out = [0] * self.task.size
-        for m, ps in enumerate(self.node_members):
-            for p in ps:
-                out[p] = m
-        return tuple(out)
+        """The merged node of each position of the merged task."""
+        return nodes_of_positions(self.node_members, self.task.size)
 
     def hasse_edges(self) -> tuple[tuple[int, int], ...]:
         return tuple(sorted((lo, up) for up, lows in enumerate(self.node_lower) for lo in lows))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from hasse.theory.errors import InputError
 
@@ -254,10 +254,19 @@ def format_value(param: Param, value: Any) -> str:
     '3+2'
     """
     if param.kind == "int_list":
-        return "+".join(str(int(v)) for v in value)
+        return plus_joined(int(v) for v in value)
     if param.kind == "bool":
         return "true" if value else "false"
     return str(value)
+
+
+def plus_joined(values: Sequence[int]) -> str:
+    """``(2, 0, 1)`` -> ``"2+0+1"``, the spec syntax of an integer list.
+
+    >>> plus_joined((2, 0, 1))
+    '2+0+1'
+    """
+    return "+".join(str(v) for v in values)
 
 
 def canonical_spec(entry: Entry, values: dict[str, Any]) -> str:

@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import (
-    BLOCK,
-    N,
-    name_rule,
-    named_mask,
-    require_block,
-    require_positive,
-    to_text,
-)
+from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
+from hasse.theory.params import BLOCK, N, require_block, require_positive
 from hasse.theory.spec import Entry
 
 

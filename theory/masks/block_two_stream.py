@@ -10,8 +10,8 @@ query stream ``Q_0 … Q_{n-1}`` (``[MASK]`` at pos ``t``, label ``t``) at
 from __future__ import annotations
 
 from hasse.theory.errors import InputError
-from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import BLOCK, N, name_rule, named_mask, require_block, to_text
+from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
+from hasse.theory.params import BLOCK, N, require_block
 from hasse.theory.spec import Entry, Param
 
 VARIANTS = ("chain", "clique")

@@ -3,15 +3,8 @@
 from __future__ import annotations
 
 from hasse.theory.errors import InputError
-from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import (
-    N,
-    name_rule,
-    named_mask,
-    require_non_negative,
-    require_positive,
-    to_text,
-)
+from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
+from hasse.theory.params import N, require_non_negative, require_positive
 from hasse.theory.spec import Entry, Param
 
 

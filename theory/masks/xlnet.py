@@ -13,9 +13,9 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.errors import InputError
-from hasse.theory.mask import NamedMask, grid  # grid: used by the examples
-from hasse.theory.masks._common import name_rule, named_mask, plus_joined, require_int_list, to_text
-from hasse.theory.spec import Entry, Param
+from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
+from hasse.theory.params import require_int_list
+from hasse.theory.spec import Entry, Param, plus_joined
 
 
 def ranks(order: Sequence[int]) -> np.ndarray:

@@ -13,10 +13,11 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.masks import bidirectional, block_causal, block_two_stream, causal, sliding_window
-from hasse.theory.masks._common import plus_joined, require_block, require_positive
+from hasse.theory.params import require_block, require_positive
+from hasse.theory.spec import plus_joined
 from hasse.theory.task import Task, make_task
-from hasse.theory.tasks._common import task_to_text, tokens_at, where
 from hasse.theory.tasks.case_studies import block_two_stream_task, butterfly_task
+from hasse.theory.tasks.parts import task_to_text, tokens_at, where
 from hasse.theory.tasks.prior_art import packed_parts
 
 

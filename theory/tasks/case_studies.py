@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hasse.theory.masks import block_two_stream, butterfly
 from hasse.theory.task import Task, make_task
-from hasse.theory.tasks._common import centre_symbol, task_to_text
+from hasse.theory.tasks.parts import centre_symbol, task_to_text
 
 
 def block_two_stream_task(n: int, block: int, variant: str = "chain") -> Task:

@@ -22,12 +22,12 @@ import numpy as np
 
 from hasse.theory.errors import InputError
 from hasse.theory.mask import grid
-from hasse.theory.masks._common import require_block, require_positive
 from hasse.theory.masks.bidirectional import bidirectional_mask
 from hasse.theory.masks.block_two_stream import VARIANTS
 from hasse.theory.masks.causal import causal_mask
+from hasse.theory.params import require_at_least, require_block, require_index, require_positive
 from hasse.theory.task import Task, make_task
-from hasse.theory.tasks._common import centre_symbol, require_at_least, require_index, task_to_text, tokens_at
+from hasse.theory.tasks.parts import centre_symbol, task_to_text, tokens_at
 
 
 def require_variant(variant) -> str:

@@ -19,12 +19,18 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.errors import InputError
-from hasse.theory.masks import bd3lm as bd3lm_masks
-from hasse.theory.masks import bidirectional, causal, document, sliding_window
-from hasse.theory.masks import xlnet as xlnet_masks
-from hasse.theory.masks._common import plus_joined, require_int_list, require_non_negative
+from hasse.theory.masks import (
+    bd3lm as bd3lm_masks,
+    bidirectional,
+    causal,
+    document,
+    sliding_window,
+    xlnet as xlnet_masks,
+)
+from hasse.theory.params import require_int_list, require_non_negative
+from hasse.theory.spec import plus_joined
 from hasse.theory.task import Task, make_task
-from hasse.theory.tasks._common import task_to_text, tokens_at
+from hasse.theory.tasks.parts import task_to_text, tokens_at
 
 
 def causal_lm(n: int) -> Task:

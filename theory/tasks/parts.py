@@ -1,7 +1,7 @@
-"""Helpers shared by the built-in tasks: index checks, the infill centre symbol, a text picture.
+"""The parts the built-in tasks are made of: input symbols, positions found by name, a text picture.
 
-Private to :mod:`theory.tasks`. Parameter problems raise
-:class:`~theory.errors.InputError` without a source; the catalogue adds the spec.
+Shared by the modules of :mod:`theory.tasks`; the checks on parameter values are
+:mod:`theory.params`.
 """
 
 from __future__ import annotations
@@ -10,32 +10,8 @@ from typing import Sequence
 
 import numpy as np
 
-from hasse.theory.errors import InputError
-from hasse.theory.mask import NamedMask
-from hasse.theory.masks._common import require_int, to_text
+from hasse.theory.mask import NamedMask, to_text
 from hasse.theory.task import Task
-
-
-def require_at_least(name: str, value, low: int, why: str) -> int:
-    """Return ``value`` as an ``int`` >= ``low``, else raise :class:`InputError` saying ``why``."""
-    value = require_int(name, value)
-    if value < low:
-        raise InputError(f"{name} must be at least {low} ({why}), got {value}")
-    return value
-
-
-def require_index(name: str, value, low: int, high: int, what: str) -> int:
-    """Return ``value`` as an ``int`` in ``low … high``, else raise :class:`InputError`.
-
-    >>> require_index("k", 4, 1, 3, "ar:n=4 has tasks k = 1 … 3")
-    Traceback (most recent call last):
-    ...
-    hasse.theory.errors.InputError: k = 4 is out of range: ar:n=4 has tasks k = 1 … 3
-    """
-    value = require_int(name, value)
-    if not low <= value <= high:
-        raise InputError(f"{name} = {value} is out of range: {what}")
-    return value
 
 
 def centre_symbol(n: int, k: int) -> str:
