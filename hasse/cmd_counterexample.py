@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hasse.cmd_leak import _flow_dict, _leak_dict, leak_report, path_text
+from hasse.cmd_leak import leak_report, path_text
 from hasse.output import print_json
 from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
 from hasse.theory.errors import InputError
@@ -158,8 +158,8 @@ def _task_json(found: Counterexample) -> dict:
            "labels": [list(ts) for ts in t.labels], "names": t.names}
     report = found.leak_report()
     if report is not None:
-        out["leaks"] = [_leak_dict(x) for x in report.leaks]
-        out["isolation"] = [_flow_dict(x) for x in report.isolation]
+        out["leaks"] = [x.to_json() for x in report.leaks]
+        out["isolation"] = [x.to_json() for x in report.isolation]
     return out
 
 

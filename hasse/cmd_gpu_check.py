@@ -127,7 +127,7 @@ def _run_on(args, device: str) -> int:
     from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers, mask_to_gpu_check, task_to_gpu_check
 
     if names_a_task(args.subject):
-        from hasse.theory.task import load_task
+        from hasse.theory.task_io import load_task
 
         task = load_task(args.subject)
         subject, mask, names = task.name or args.subject, task.mask, task.names
@@ -170,9 +170,7 @@ def gpu_check_json(result, subject: str) -> dict:
     isolation = None if result.isolation_gradients is None else [
         {"position": x.position, "source": x.source, "norm": _number(x.norm), "path_exists": x.path_exists}
         for x in result.isolation_gradients]
-    theory_leaks = None if result.theory_leaks is None else [
-        {"position": x.position, "target": x.target, "source": x.source, "path": list(x.path), "depth": x.depth}
-        for x in result.theory_leaks]
+    theory_leaks = None if result.theory_leaks is None else [x.to_json() for x in result.theory_leaks]
     return {
         "subject": subject,
         "kind": result.kind,

@@ -7,7 +7,7 @@ import re
 
 from hasse.output import print_json, warn
 from hasse.theory.errors import InputError
-from hasse.theory.leak import Flow, Leak, LeakReport, find_flows, find_leaks
+from hasse.theory.leak import LeakReport, find_flows, find_leaks
 from hasse.theory.task import Task
 
 LEAK_DESCRIPTION = """\
@@ -134,9 +134,9 @@ def leak_json(task: Task, report: LeakReport) -> dict:
         "task": task.name,
         "leak_free": report.leak_free,
         "layers": report.layers,
-        "leaks": [_leak_dict(x) for x in within],
-        "leaks_beyond_layers": [_leak_dict(x) for x in beyond],
-        "isolation": [_flow_dict(x) for x in report.isolation_within()],
+        "leaks": [x.to_json() for x in within],
+        "leaks_beyond_layers": [x.to_json() for x in beyond],
+        "isolation": [x.to_json() for x in report.isolation_within()],
         "supervised": report.supervised,
         "target_coverage": report.target_coverage,
         "label_density": report.label_density,
@@ -144,14 +144,6 @@ def leak_json(task: Task, report: LeakReport) -> dict:
         "positions": task.size,
         "tokens": task.tokens,
     }
-
-
-def _leak_dict(x: Leak) -> dict:
-    return {"position": x.position, "target": x.target, "source": x.source, "path": x.path, "depth": x.depth}
-
-
-def _flow_dict(x: Flow) -> dict:
-    return {"position": x.position, "source": x.source, "path": x.path, "depth": x.depth}
 
 
 def _where(report: LeakReport) -> str:
@@ -230,8 +222,8 @@ def run_flow(args) -> int:
     within = [f for f in flows if args.layers is None or f.depth <= args.layers]
     if args.json:
         print_json({"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
-                    "flow_free": not within, "flows": [_flow_dict(f) for f in within],
-                    "flows_beyond_layers": [_flow_dict(f) for f in flows if f not in within]})
+                    "flow_free": not within, "flows": [f.to_json() for f in within],
+                    "flows_beyond_layers": [f.to_json() for f in flows if f not in within]})
     else:
         where = "in the limit (every depth)" if args.layers is None else f"within L = {args.layers} layers"
         if not within:

@@ -192,11 +192,7 @@ def check_max_n(max_n: int) -> None:
 
 def witness_of(violation: Leak | Flow) -> dict:
     """A leak or isolation violation as a witness: position, [target], source, path, depth."""
-    if isinstance(violation, Leak):
-        return {"position": violation.position, "target": violation.target, "source": violation.source,
-                "path": list(violation.path), "depth": violation.depth}
-    return {"position": violation.position, "source": violation.source, "path": list(violation.path),
-            "depth": violation.depth}
+    return violation.to_json()
 
 
 def find_counterexample(design: str, max_n: int, *, merged: bool = False, inference: str | None = None,

@@ -39,6 +39,15 @@ class Leak:
     path: tuple[int, ...]  # source -> ... -> position, a real path in the mask
     depth: int  # len(path) - 1: the first depth at which the leak appears
 
+    def to_json(self) -> dict:
+        """The leak as a JSON object: ``position``, ``target``, ``source``, ``path`` (a list), ``depth``.
+
+        >>> Leak(2, 0, 0, (0, 1, 2), 2).to_json()
+        {'position': 2, 'target': 0, 'source': 0, 'path': [0, 1, 2], 'depth': 2}
+        """
+        return {"position": self.position, "target": self.target, "source": self.source, "path": list(self.path),
+                "depth": self.depth}
+
 
 @dataclass(frozen=True)
 class Flow:
@@ -48,6 +57,14 @@ class Flow:
     source: int
     path: tuple[int, ...]
     depth: int
+
+    def to_json(self) -> dict:
+        """The flow as a JSON object: ``position``, ``source``, ``path`` (a list), ``depth``.
+
+        >>> Flow(2, 1, (1, 2), 1).to_json()
+        {'position': 2, 'source': 1, 'path': [1, 2], 'depth': 1}
+        """
+        return {"position": self.position, "source": self.source, "path": list(self.path), "depth": self.depth}
 
 
 @dataclass(frozen=True)
