@@ -57,6 +57,8 @@ def run(args) -> int:
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
     named = load(args.mask, n=args.n)
+    if args.layers is not None and args.layers < 0:
+        raise InputError(f"--layers must be >= 0, got {args.layers}")
     analysis = mask_to_analysis(named.matrix, residual=not args.no_residual, layers=args.layers, names=named.names)
     if analysis.empty_rows:
         rows = ", ".join(map(str, analysis.empty_rows[:10])) + (" ..." if len(analysis.empty_rows) > 10 else "")

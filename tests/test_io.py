@@ -426,7 +426,7 @@ def test_npy_too_large_is_refused_from_its_header(tmp_path):
 
 
 def test_mask_mod_needs_n(mods):
-    expect_error(f"{mods}:causal", "masks.py:causal", "needs --n")
+    expect_error(f"{mods}:causal", "masks.py:causal", "needs n,")
 
 
 def test_mask_mod_too_large_is_refused_before_evaluation(tmp_path):

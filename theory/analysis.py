@@ -84,7 +84,7 @@ def mask_to_analysis(
     elif len(names) != n:
         raise InputError(f"{len(names)} position names for a mask of size {n}")
     if layers is not None and layers < 0:
-        raise InputError(f"--layers must be >= 0, got {layers}")
+        raise InputError(f"layers must be >= 0, got {layers}")
     order = mask_to_order(mask)
     depth: int | None = order.convergence_depth
     preperiod = period = None

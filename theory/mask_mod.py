@@ -59,7 +59,7 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMa
     if not os.path.isfile(path):
         raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
     if n is None:
-        raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
+        raise InputError("a mask_mod needs n, the number of positions to evaluate it on", source)
     fn = import_function(path, function, source)
     matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback)
     return NamedMask(matrix, default_names(n), source)
