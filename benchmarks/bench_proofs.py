@@ -22,27 +22,27 @@ import importlib
 import time
 
 from benchmarks._timing import run_with_timeout
-from hasse.proofs.registry import MASK_LEVEL
+from hasse.proofs.registry import MASK_THEOREMS
 
-THEOREMS = MASK_LEVEL
+THEOREMS = MASK_THEOREMS
 LADDER = tuple(range(1, 17)) + (18, 20, 24, 28, 32, 40, 48, 56, 64)
 LIMIT = 60.0
 
 
 def _exhaustive(name: str, n: int, workers: int):
     from hasse.proofs import registry
-    from hasse.proofs.core import Context, run_theorem
+    from hasse.proofs.theorem import Context, run_theorem
 
     r = run_theorem(registry.get(name), n, "exhaustive", Context(workers=workers))
     return r.verdict, r.checked, r.seconds
 
 
 def _z3(name: str, n: int, encoding: str):
-    from hasse.proofs.core import Context
+    from hasse.proofs.theorem import Context
 
     start = time.perf_counter()
-    outcome = importlib.import_module(f"hasse.proofs.{name}").z3(n, Context(timeout=LIMIT, started=time.monotonic()),
-                                                         encoding=encoding)
+    theorem = importlib.import_module(f"hasse.proofs.{name}").THEOREM
+    outcome = theorem.z3_check(n, Context(timeout=LIMIT, started=time.monotonic()), encoding=encoding)
     return outcome.verdict, time.perf_counter() - start
 
 

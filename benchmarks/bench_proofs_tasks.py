@@ -19,22 +19,16 @@ import argparse
 import time
 
 from benchmarks._timing import run_with_timeout
+from hasse.proofs.registry import TASK_THEOREMS
 
-THEOREMS = (
-    "equivalence_preserves_upstream_inputs",
-    "merged_task_embeds_every_task",
-    "merged_task_is_minimum",
-    "causal_is_minimum_merge_of_ar",
-    "block_two_stream_is_leak_free_and_consistent",
-    "butterfly_is_leak_free_with_full_coverage",
-)
+THEOREMS = TASK_THEOREMS
 LADDER = (1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 96, 128, 192, 256, 384, 512)
 LIMIT = 60.0
 
 
 def _prove(name: str, n: int, method: str):
     from hasse.proofs import registry
-    from hasse.proofs.core import Context, run_theorem
+    from hasse.proofs.theorem import Context, run_theorem
 
     r = run_theorem(registry.get(name), n, method, Context(timeout=LIMIT))
     return r.verdict, r.seconds

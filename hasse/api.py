@@ -230,7 +230,7 @@ def prove(name: str, n: int, method: str = "both", *, timeout: float | None = No
     ['proved', 'proved']
     """
     from hasse.proofs import registry
-    from hasse.proofs.script import prove as _prove
+    from hasse.proofs.cli import prove as _prove
 
     return _prove(registry.get(name), n, method, timeout=timeout, workers=workers, show_progress=False)
 

@@ -158,7 +158,8 @@ def _prove_section(tour: Tour) -> None:
     import time
 
     from hasse.proofs import registry
-    from hasse.proofs.script import disagreement, prove
+    from hasse.proofs.cli import prove
+    from hasse.proofs.theorem import disagreement
 
     _section("9. The theorems for n = 4, each by exhaustive search and by Z3 (hasse prove all --n 4 --method both)")
     start = time.monotonic()

@@ -63,7 +63,9 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from hasse.proofs import registry
-    from hasse.proofs.script import disagreement, format_result, parse_shard, prove
+    from hasse.proofs.certificate import combine_certificates
+    from hasse.proofs.cli import format_result, parse_shard, prove
+    from hasse.proofs.theorem import disagreement
 
     if args.workers < 1:
         raise InputError(f"--workers must be >= 1, got {args.workers}")
@@ -74,7 +76,7 @@ def run(args) -> int:
     if args.combine:
         if args.name != "all":
             registry.get(args.name)
-        return _report(args, _combined(args.combine, names, args.n), [])
+        return _report(args, combine_certificates(args.combine, names, args.n), [])
     theorems = [registry.get(name) for name in names]
     results, loud = [], []
     for theorem in theorems:
@@ -90,34 +92,9 @@ def run(args) -> int:
     return _report(args, results, loud, printed=True)
 
 
-def _combined(paths: list[str], names, n: int):
-    """One result per (theorem, method) from the results in shard certificates."""
-    from hasse.proofs.core import Result
-    from hasse.solvers.exhaustive import combine
-    from hasse.theory.json_file import read_json
-
-    groups: dict = {}
-    for path in paths:
-        data = read_json(path)
-        parts = data.get("results") if isinstance(data, dict) else None
-        if not isinstance(parts, list):
-            raise InputError('not a certificate: no "results" list', path)
-        for r in parts:
-            if r.get("theorem") in names and r.get("n") == n:
-                groups.setdefault((r["theorem"], r.get("method")), []).append(r)
-    if not groups:
-        raise InputError(f"no results for {' '.join(names) if len(names) == 1 else 'any theorem'} at n = {n} in "
-                         f"{', '.join(paths)}")
-    try:
-        combined = [combine(parts) for parts in groups.values()]
-    except ValueError as exc:
-        raise InputError(f"cannot combine: {exc}") from None
-    return [Result(**{k: c.get(k) for k in Result.__dataclass_fields__ if k in c}) for c in combined]
-
-
 def _report(args, results, loud, printed: bool = False) -> int:
-    from hasse.proofs.core import write_certificate
-    from hasse.proofs.script import exit_status, format_result
+    from hasse.proofs.certificate import write_certificate
+    from hasse.proofs.cli import exit_status, format_result
 
     if not args.json and not printed:
         for r in results:

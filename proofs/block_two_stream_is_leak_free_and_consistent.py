@@ -42,9 +42,10 @@ Two-Stream Attention); design.md §3 (consistency), §4 (``block``, ``block_two_
 
 from __future__ import annotations
 
-from hasse.proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import (kit_leak, proved_outcome, refuted_outcome, solver_time, task_json, z3_leak,
+                                      z3_unknown)
+from hasse.proofs.theorem import Theorem
 
 NAME = "block_two_stream_is_leak_free_and_consistent"
 
@@ -69,7 +70,7 @@ def _build(train: str, family: str):
     return build_task(train), tasks, merge.family_to_merged_task(tasks)
 
 
-def exhaustive(n: int, ctx):
+def exhaustive_check(n: int, ctx):
     import hasse.theory.consistency as consistency
     import hasse.theory.equivalence as eq
     from hasse.theory.labelled import task_to_hasse
@@ -80,21 +81,21 @@ def exhaustive(n: int, ctx):
         checked += 1
         base = {"design": train, "inference": family}
         if task.size != 2 * n - block:
-            return refuted(checked, {**base, "why": f"{task.size} positions, not 2n - l = {2 * n - block}"})
+            return refuted_outcome(checked, {**base, "why": f"{task.size} positions, not 2n - l = {2 * n - block}"})
         found = kit_leak(task)
         if found:
-            return refuted(checked, {**base, **found, "why": "a leak in the limit", "task": task_json(task)})
+            return refuted_outcome(checked, {**base, **found, "why": "a leak in the limit", "task": task_json(task)})
         report = consistency.check_consistency(task, tasks)
         if not report.consistent:
             m = report.mismatches[0]
-            return refuted(checked, {**base, "why": "inconsistent with inference", "inference_task": m.task,
-                                     "position": m.position, "input": list(m.input), "target": m.target,
-                                     "extra_upstream": m.extra_upstream, "missing_upstream": m.missing_upstream,
-                                     "task": task_json(task)})
+            return refuted_outcome(checked, {**base, "why": "inconsistent with inference", "inference_task": m.task,
+                                             "position": m.position, "input": list(m.input), "target": m.target,
+                                             "extra_upstream": m.extra_upstream, "missing_upstream": m.missing_upstream,
+                                             "task": task_json(task)})
         if not eq.diagrams_isomorphic(task_to_hasse(merged.task), task_to_hasse(task)):
-            return refuted(checked, {**base, "why": "not isomorphic to the merge of the block family",
-                                     "merged": task_json(merged.task), "task": task_json(task)})
-    return proved(checked, designs=[c[0] for c in cases(n)])
+            return refuted_outcome(checked, {**base, "why": "not isomorphic to the merge of the block family",
+                                             "merged": task_json(merged.task), "task": task_json(task)})
+    return proved_outcome(checked, designs=[c[0] for c in cases(n)])
 
 
 def z3_check(n: int, ctx):
@@ -107,14 +108,14 @@ def z3_check(n: int, ctx):
         task, tasks, merged = _build(train, family)
         base = {"design": train, "inference": family}
         if task.size != 2 * n - block:
-            return refuted(calls, {**base, "why": f"{task.size} positions, not 2n - l = {2 * n - block}"})
+            return refuted_outcome(calls, {**base, "why": f"{task.size} positions, not 2n - l = {2 * n - block}"})
         calls += 1
         leak, answer = z3_leak(task, ctx)
         if answer is not None:
-            return unknown(answer, calls, f"the leak walk of {train}")
+            return z3_unknown(answer, calls, f"the leak walk of {train}")
         if leak:
-            return refuted(calls, {**base, **leak, "why": "Z3: a walk from a holder of the target (sat)",
-                                   "task": task_json(task)})
+            return refuted_outcome(calls, {**base, **leak, "why": "Z3: a walk from a holder of the target (sat)",
+                                           "task": task_json(task)})
         td = task_diagram(task)
         for b, inference in enumerate(tasks):
             d = task_diagram(inference)
@@ -123,21 +124,21 @@ def z3_check(n: int, ctx):
                     calls += 1
                     emb = find_embedding(d, td, root=c, labels=False, root_labels={pair}, timeout=solver_time(ctx))
                     if emb.status == UNKNOWN:
-                        return unknown(emb, calls, f"consistency of B_{b} node {c}")
+                        return z3_unknown(emb, calls, f"consistency of B_{b} node {c}")
                     if emb.status != SAT:
                         why = ("inconsistent with inference (Z3: no training node equivalent to the "
                                "inference node with its label, unsat)")
-                        return refuted(calls, {**base, "why": why, "inference_task": b,
-                                               "positions": list(d.members[c]), "input": list(pair[0]),
-                                               "target": pair[1], "task": task_json(task)})
+                        return refuted_outcome(calls, {**base, "why": why, "inference_task": b,
+                                                       "positions": list(d.members[c]), "input": list(pair[0]),
+                                                       "target": pair[1], "task": task_json(task)})
         calls += 1
         iso = find_isomorphism(task_diagram(merged.task), td, labels=True, timeout=solver_time(ctx))
         if iso.status == UNKNOWN:
-            return unknown(iso, calls, f"merge ≅ {train}")
+            return z3_unknown(iso, calls, f"merge ≅ {train}")
         if iso.status != SAT:
-            return refuted(calls, {**base, "why": "Z3: no bijection between the merge and the design (unsat)",
-                                   "merged": task_json(merged.task), "task": task_json(task)})
-    return proved(calls, designs=[c[0] for c in cases(n)], solver_calls=calls)
+            return refuted_outcome(calls, {**base, "why": "Z3: no bijection between the merge and the design (unsat)",
+                                           "merged": task_json(merged.task), "task": task_json(task)})
+    return proved_outcome(calls, designs=[c[0] for c in cases(n)], solver_calls=calls)
 
 
 THEOREM = Theorem(
@@ -145,7 +146,7 @@ THEOREM = Theorem(
     "for every block size l dividing n (chain, and clique where it differs): Block Two-Stream is leak-free at "
     "every depth, consistent with inference by the block tasks (KV cache of content only), has 2n - l positions "
     "and is isomorphic to merge(block:n,block=l)",
-    exhaustive,
+    exhaustive_check,
     z3_check,
 )
 

@@ -37,9 +37,10 @@ Attention); design.md §3 (leak, coverage), §4 (``infill``, ``butterfly``), §5
 
 from __future__ import annotations
 
-from hasse.proofs._tasks_common import kit_leak, proved, refuted, solver_time, task_json, unknown, z3_leak
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import (kit_leak, proved_outcome, refuted_outcome, solver_time, task_json, z3_leak,
+                                      z3_unknown)
+from hasse.proofs.theorem import Theorem
 
 NAME = "butterfly_is_leak_free_with_full_coverage"
 
@@ -51,7 +52,7 @@ def _build(n: int):
     return build_task(f"butterfly:n={n}"), merge.family_to_merged_task(tuple(build_family(f"infill:n={n}")))
 
 
-def exhaustive(n: int, ctx):
+def exhaustive_check(n: int, ctx):
     import hasse.theory.equivalence as eq
     import hasse.theory.leak as leak
     from hasse.theory.labelled import task_to_hasse
@@ -59,17 +60,17 @@ def exhaustive(n: int, ctx):
     task, merged = _build(n)
     base = {"design": f"butterfly:n={n}"}
     if task.size != 3 * n - 2:
-        return refuted(1, {**base, "why": f"{task.size} positions, not 3n - 2 = {3 * n - 2}"})
+        return refuted_outcome(1, {**base, "why": f"{task.size} positions, not 3n - 2 = {3 * n - 2}"})
     found = kit_leak(task)
     if found:
-        return refuted(1, {**base, **found, "why": "a leak in the limit", "task": task_json(task)})
+        return refuted_outcome(1, {**base, **found, "why": "a leak in the limit", "task": task_json(task)})
     coverage = leak.find_leaks(task).target_coverage
     if coverage != 1.0:
-        return refuted(1, {**base, "why": f"target coverage {coverage:.0%}", "task": task_json(task)})
+        return refuted_outcome(1, {**base, "why": f"target coverage {coverage:.0%}", "task": task_json(task)})
     if not eq.diagrams_isomorphic(task_to_hasse(merged.task), task_to_hasse(task)):
-        return refuted(1, {**base, "why": "not isomorphic to merge(infill:n)", "merged": task_json(merged.task),
-                           "task": task_json(task)})
-    return proved(1, positions=task.size)
+        return refuted_outcome(1, {**base, "why": "not isomorphic to merge(infill:n)", "merged": task_json(merged.task),
+                                   "task": task_json(task)})
+    return proved_outcome(1, positions=task.size)
 
 
 def z3_check(n: int, ctx):
@@ -81,32 +82,33 @@ def z3_check(n: int, ctx):
     task, merged = _build(n)
     base = {"design": f"butterfly:n={n}"}
     if task.size != 3 * n - 2:
-        return refuted(0, {**base, "why": f"{task.size} positions, not 3n - 2 = {3 * n - 2}"})
+        return refuted_outcome(0, {**base, "why": f"{task.size} positions, not 3n - 2 = {3 * n - 2}"})
     leak, answer = z3_leak(task, ctx)
     if answer is not None:
-        return unknown(answer, 1, "the leak walk")
+        return z3_unknown(answer, 1, "the leak walk")
     if leak:
-        return refuted(1, {**base, **leak, "why": "Z3: a walk from a holder of the target (sat)",
-                           "task": task_json(task)})
+        return refuted_outcome(1, {**base, **leak, "why": "Z3: a walk from a holder of the target (sat)",
+                                   "task": task_json(task)})
     gap = find_uncovered_target(task.labels, task.tokens, timeout=solver_time(ctx))
     if gap.status == UNKNOWN:
-        return unknown(gap, 2, "coverage")
+        return z3_unknown(gap, 2, "coverage")
     if gap.status == SAT:
-        return refuted(2, {**base, "why": f"Z3: token {gap.value} is nobody's target (sat)", "task": task_json(task)})
+        return refuted_outcome(2, {**base, "why": f"Z3: token {gap.value} is nobody's target (sat)",
+                                   "task": task_json(task)})
     iso = find_isomorphism(task_diagram(merged.task), task_diagram(task), labels=True, timeout=solver_time(ctx))
     if iso.status == UNKNOWN:
-        return unknown(iso, 3, "merge(infill) ≅ butterfly")
+        return z3_unknown(iso, 3, "merge(infill) ≅ butterfly")
     if iso.status != SAT:
-        return refuted(3, {**base, "why": "Z3: no bijection between merge(infill:n) and butterfly (unsat)",
-                           "merged": task_json(merged.task), "task": task_json(task)})
-    return proved(3, positions=task.size, solver_calls=3)
+        return refuted_outcome(3, {**base, "why": "Z3: no bijection between merge(infill:n) and butterfly (unsat)",
+                                   "merged": task_json(merged.task), "task": task_json(task)})
+    return proved_outcome(3, positions=task.size, solver_calls=3)
 
 
 THEOREM = Theorem(
     NAME,
     "butterfly:n is leak-free at every depth, has target coverage 100 % and 3n - 2 positions, and is isomorphic "
     "to merge(infill:n)",
-    exhaustive,
+    exhaustive_check,
     z3_check,
 )
 

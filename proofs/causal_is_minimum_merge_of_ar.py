@@ -29,9 +29,9 @@ attention as the minimal merge of the AR family); design.md §3, §4 (``ar``), �
 
 from __future__ import annotations
 
-from hasse.proofs._tasks_common import proved, refuted, solver_time, task_json, unknown
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import proved_outcome, refuted_outcome, solver_time, task_json, z3_unknown
+from hasse.proofs.theorem import Theorem
 
 NAME = "causal_is_minimum_merge_of_ar"
 
@@ -54,7 +54,7 @@ def _merge(n: int):
     return tasks, merge.family_to_merged_task(tasks)
 
 
-def exhaustive(n: int, ctx):
+def exhaustive_check(n: int, ctx):
     import hasse.theory.equivalence as eq
     from hasse.solvers.merge_search import min_merged_nodes
     from hasse.theory.labelled import task_to_hasse
@@ -63,17 +63,18 @@ def exhaustive(n: int, ctx):
     ref = causal_reference(n)
     base = {"family": f"ar:n={n}", "merged": task_json(merged.task), "reference": task_json(ref)}
     if merged.task.size != n - 1:
-        return refuted(1, {**base, "why": f"the merge has {merged.task.size} positions, not n - 1 = {n - 1}"})
+        return refuted_outcome(1, {**base, "why": f"the merge has {merged.task.size} positions, not n - 1 = {n - 1}"})
     if not eq.diagrams_isomorphic(task_to_hasse(merged.task), task_to_hasse(ref)):
-        return refuted(1, {**base, "why": "the merge is not isomorphic to causal attention on n - 1 positions"})
+        return refuted_outcome(1, {**base, "why": "the merge is not isomorphic to causal attention on n - 1 positions"})
     if merged.copies or merged.nodes != merged.groups:
-        return refuted(1, {**base, "why": f"{merged.nodes} nodes for {merged.groups} groups (copies {merged.copies})"})
+        return refuted_outcome(1, {**base,
+                                   "why": f"{merged.nodes} nodes for {merged.groups} groups (copies {merged.copies})"})
     smaller = min_merged_nodes([(h.inputs, h.lower) for h in map(task_to_hasse, tasks)], merged.nodes)
     if smaller is not None:
-        return refuted(1, {**base, "why": f"a merged task with {smaller.nodes} nodes exists",
-                           "smaller": {"inputs": [list(x) for x in smaller.inputs],
-                                       "lower": [list(x) for x in smaller.lower]}})
-    return proved(1, nodes=merged.nodes, groups=merged.groups, tasks=len(tasks))
+        return refuted_outcome(1, {**base, "why": f"a merged task with {smaller.nodes} nodes exists",
+                                   "smaller": {"inputs": [list(x) for x in smaller.inputs],
+                                               "lower": [list(x) for x in smaller.lower]}})
+    return proved_outcome(1, nodes=merged.nodes, groups=merged.groups, tasks=len(tasks))
 
 
 def z3_check(n: int, ctx):
@@ -89,35 +90,36 @@ def z3_check(n: int, ctx):
     calls = 1
     iso = find_isomorphism(md, rd, labels=True, timeout=solver_time(ctx))
     if iso.status == UNKNOWN:
-        return unknown(iso, calls, "the isomorphism merge ≅ causal")
+        return z3_unknown(iso, calls, "the isomorphism merge ≅ causal")
     if iso.status != SAT:
-        return refuted(calls, {**base, "why": "Z3: no bijection of nodes keeping covers, inputs and labels (unsat)"})
+        return refuted_outcome(calls, {**base,
+                                       "why": "Z3: no bijection of nodes keeping covers, inputs and labels (unsat)"})
     diagrams = [task_diagram(t) for t in tasks]
     for k, d in enumerate(diagrams, start=1):
         calls += 1
         emb = find_embedding(d, rd, labels=True, timeout=solver_time(ctx))
         if emb.status == UNKNOWN:
-            return unknown(emb, calls, f"the embedding of T_{k}")
+            return z3_unknown(emb, calls, f"the embedding of T_{k}")
         if emb.status != SAT:
-            return refuted(calls, {**base, "why": f"Z3: T_{k} does not embed into causal attention (unsat)",
-                                   "task": task_json(tasks[k - 1])})
+            return refuted_outcome(calls, {**base, "why": f"Z3: T_{k} does not embed into causal attention (unsat)",
+                                           "task": task_json(tasks[k - 1])})
     for budget, want in ((n - 2, "unsat"), (n - 1, "sat")):
         calls += 1
         answer = merge_within(diagrams, budget, timeout=solver_time(ctx))
         if answer.status == UNKNOWN:
-            return unknown(answer, calls, f"a merged task with {budget} nodes")
+            return z3_unknown(answer, calls, f"a merged task with {budget} nodes")
         if answer.status != want:
             why = (f"Z3: a merged task with {budget} nodes exists" if want == "unsat"
                    else f"Z3: no merged task with {budget} nodes")
-            return refuted(calls, {**base, "why": why, "model": answer.value})
-    return proved(calls, isomorphism={str(a): b for a, b in iso.value.items()}, solver_calls=calls)
+            return refuted_outcome(calls, {**base, "why": why, "model": answer.value})
+    return proved_outcome(calls, isomorphism={str(a): b for a, b in iso.value.items()}, solver_calls=calls)
 
 
 THEOREM = Theorem(
     NAME,
     "merge(ar:n) is isomorphic to causal attention on n - 1 positions (x_i predicting i + 1), and no merged task "
     "of ar:n has fewer nodes",
-    exhaustive,
+    exhaustive_check,
     z3_check,
     min_n=2,
 )

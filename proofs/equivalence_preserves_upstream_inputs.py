@@ -53,9 +53,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from hasse.proofs._tasks_common import deadline, proved, refuted, report, solver_time, unknown
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import deadline, proved_outcome, refuted_outcome, report, solver_time, z3_unknown
+from hasse.proofs.theorem import Theorem
 
 NAME = "equivalence_preserves_upstream_inputs"
 
@@ -142,22 +142,23 @@ def compare_with_classes(items, class_of: list, dl, progress=None) -> tuple[dict
     return None, pairs
 
 
-def exhaustive(n: int, ctx) -> object:
+def exhaustive_check(n: int, ctx) -> object:
     from hasse.solvers.dags import canonical_form
 
     dl = deadline(ctx)
     items = _kit_diagrams(n, dl)
     for it in items:
         if it[3].size != it[0] or it[4] != it[3].size - 1:
-            return refuted(len(items), {"diagram": _describe(it), "why": "task_to_hasse did not recover the diagram"})
+            return refuted_outcome(len(items), {"diagram": _describe(it),
+                                                "why": "task_to_hasse did not recover the diagram"})
     forms: dict = {}
     class_of = [forms.setdefault(canonical_form(it[1], it[2]), len(forms)) for it in items]
     dl()
     found, pairs = compare_with_classes(items, class_of, dl, lambda d, t: report(ctx, d, t))
     if found:
-        return refuted(len(items), found, pairs=pairs)
-    return proved(len(items), diagrams=len(items), classes=len(forms), pairs_in_buckets=pairs,
-                  reference="brute-force canonical forms")
+        return refuted_outcome(len(items), found, pairs=pairs)
+    return proved_outcome(len(items), diagrams=len(items), classes=len(forms), pairs_in_buckets=pairs,
+                          reference="brute-force canonical forms")
 
 
 def _invariant(d) -> tuple:
@@ -179,9 +180,9 @@ def z3_check(n: int, ctx) -> object:
         answer = equivalent_roots_with_other_upstream(k, timeout=solver_time(ctx))
         calls += 1
         if answer.status == UNKNOWN:
-            return unknown(answer, calls, f"the symbolic query for k = {k}")
+            return z3_unknown(answer, calls, f"the symbolic query for k = {k}")
         if answer.status == SAT:
-            return refuted(calls, {**answer.value, "why": "equivalent roots with different upstream multisets"})
+            return refuted_outcome(calls, {**answer.value, "why": "equivalent roots with different upstream multisets"})
     items = _kit_diagrams(n, dl)
     raw = [task_diagram(dag_to_task(it[1], it[2])) for it in items]
     reps: dict = {}  # invariant -> [(item index, class)]
@@ -193,7 +194,7 @@ def z3_check(n: int, ctx) -> object:
             answer = find_isomorphism(d, raw[j], labels=False, root=True, timeout=solver_time(ctx))
             calls += 1
             if answer.status == UNKNOWN:
-                return unknown(answer, calls, f"isomorphism of {_describe(items[i])} and {_describe(items[j])}")
+                return z3_unknown(answer, calls, f"isomorphism of {_describe(items[i])} and {_describe(items[j])}")
             if answer.status == SAT:
                 found = c
                 break
@@ -204,16 +205,16 @@ def z3_check(n: int, ctx) -> object:
         report(ctx, i + 1, len(raw))
     found, pairs = compare_with_classes(items, class_of, dl)
     if found:
-        return refuted(calls, found, pairs=pairs, reference="Z3 isomorphism classes")
-    return proved(calls, diagrams=len(items), classes=len(set(class_of)), solver_calls=calls, pairs_in_buckets=pairs,
-                  symbolic_sizes=list(range(1, n + 1)))
+        return refuted_outcome(calls, found, pairs=pairs, reference="Z3 isomorphism classes")
+    return proved_outcome(calls, diagrams=len(items), classes=len(set(class_of)), solver_calls=calls,
+                          pairs_in_buckets=pairs, symbolic_sizes=list(range(1, n + 1)))
 
 
 THEOREM = Theorem(
     NAME,
     "equivalent nodes have equal upstream input multisets, and the kit's fast equivalence test agrees with exact "
     "isomorphism on every rooted labelled DAG with at most n nodes (2 symbols)",
-    exhaustive,
+    exhaustive_check,
     z3_check,
 )
 

@@ -44,9 +44,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hasse.proofs.core import Context, Outcome, Theorem
-from hasse.proofs.outcomes import exhaustive_outcome, shortest_path, z3_outcome
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.mask_checks import mask_theorem, shortest_path
 from hasse.solvers import z3_hasse
 from hasse.theory import batch
 
@@ -137,15 +136,7 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same}
 
 
-def exhaustive(n: int, ctx: Context) -> Outcome:
-    return exhaustive_outcome(n, ctx, flag, explain)
-
-
-def z3(n: int, ctx: Context, encoding: str = "better") -> Outcome:
-    return z3_outcome(n, ctx, z3_hasse.hasse_closure_is_limit, encoding, confirm=confirm)
-
-
-THEOREM = Theorem(NAME, STATEMENT, exhaustive, z3)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.hasse_closure_is_limit, confirm)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -44,9 +44,10 @@ equivalence, minimal merged task, duplicate copies), §4 (the families), §5.
 
 from __future__ import annotations
 
-from hasse.proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import (deadline, families_at, proved_outcome, refuted_outcome, report, solver_time,
+                                      task_json, z3_unknown)
+from hasse.proofs.theorem import Theorem
 
 NAME = "merged_task_embeds_every_task"
 
@@ -67,7 +68,7 @@ def _carries(h, c, hm, d) -> bool:
     return True
 
 
-def exhaustive(n: int, ctx):
+def exhaustive_check(n: int, ctx):
     import hasse.theory.equivalence as eq
     import hasse.theory.merge as merge
     from hasse.theory.labelled import task_to_hasse
@@ -89,11 +90,11 @@ def exhaustive(n: int, ctx):
                     pass
                 candidates = hint + [d for d in range(hm.size) if d not in hint]
                 if not any(eq.equivalent(h, c, hm, d) and _carries(h, c, hm, d) for d in candidates):
-                    return refuted(f + 1, _node_counterexample(desc, tasks, i, h.members[c], merged.task,
-                                                               "no equivalent merged node carries its labels"))
+                    return refuted_outcome(f + 1, _node_counterexample(desc, tasks, i, h.members[c], merged.task,
+                                                                       "no equivalent merged node carries its labels"))
         report(ctx, f + 1, len(families))
         dl()
-    return proved(len(families), families=len(families), task_nodes=nodes)
+    return proved_outcome(len(families), families=len(families), task_nodes=nodes)
 
 
 def z3_check(n: int, ctx):
@@ -114,28 +115,28 @@ def z3_check(n: int, ctx):
             if answer.status == SAT:
                 continue
             if answer.status == UNKNOWN:
-                return unknown(answer, f, f"the embedding of task {i} of {desc}")
+                return z3_unknown(answer, f, f"the embedding of task {i} of {desc}")
             for c in range(d.size):  # no coherent embedding: decide node by node
                 node = find_embedding(d, md, root=c, labels=False, root_labels=d.labels[c],
                                       timeout=solver_time(ctx))
                 calls += 1
                 per_node += 1
                 if node.status == UNKNOWN:
-                    return unknown(node, f, f"node {c} of task {i} of {desc}")
+                    return z3_unknown(node, f, f"node {c} of task {i} of {desc}")
                 if node.status != SAT:
-                    return refuted(f + 1, _node_counterexample(desc, tasks, i, d.members[c], merged.task,
-                                                               "Z3: no one-to-one cover-exact map of its down-set "
-                                                               "onto a merged node carrying its labels (unsat)"),
-                                   solver_calls=calls)
+                    why = ("Z3: no one-to-one cover-exact map of its down-set onto a merged node carrying its "
+                           "labels (unsat)")
+                    return refuted_outcome(f + 1, _node_counterexample(desc, tasks, i, d.members[c], merged.task, why),
+                                           solver_calls=calls)
         report(ctx, f + 1, len(families))
-    return proved(len(families), families=len(families), solver_calls=calls, per_node_calls=per_node)
+    return proved_outcome(len(families), families=len(families), solver_calls=calls, per_node_calls=per_node)
 
 
 THEOREM = Theorem(
     NAME,
     "every node of every task has an equivalent node carrying its labels in the kit's merged task (built-in "
     "families on n tokens, and every family of labelled Hasse diagrams with n nodes in all)",
-    exhaustive,
+    exhaustive_check,
     z3_check,
 )
 

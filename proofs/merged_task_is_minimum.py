@@ -57,9 +57,10 @@ as a minimal common supergraph); design.md §3 (minimal merged task, duplicate c
 
 from __future__ import annotations
 
-from hasse.proofs._tasks_common import deadline, families_at, proved, refuted, report, solver_time, task_json, unknown
-from hasse.proofs.core import Theorem
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.task_checks import (deadline, families_at, proved_outcome, refuted_outcome, report, solver_time,
+                                      task_json, z3_unknown)
+from hasse.proofs.theorem import Theorem
 
 NAME = "merged_task_is_minimum"
 
@@ -68,7 +69,7 @@ def _family_json(desc, tasks) -> dict:
     return {"family": desc, "tasks": [task_json(t) for t in tasks]}
 
 
-def exhaustive(n: int, ctx):
+def exhaustive_check(n: int, ctx):
     import hasse.theory.merge as merge
     from hasse.solvers.merge_search import min_merged_nodes
     from hasse.theory.labelled import task_to_hasse
@@ -81,16 +82,16 @@ def exhaustive(n: int, ctx):
         diagrams = [(h.inputs, h.lower) for h in (task_to_hasse(t) for t in tasks)]
         smaller = min_merged_nodes(diagrams, merged.nodes, deadline=dl)
         if smaller is not None:
-            return refuted(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
-                                   "smaller_nodes": smaller.nodes,
-                                   "smaller": {"inputs": [list(x) for x in smaller.inputs],
-                                               "lower": [list(x) for x in smaller.lower],
-                                               "maps": [list(x) for x in smaller.maps]},
-                                   "kit_merged": task_json(merged.task)})
+            return refuted_outcome(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
+                                           "smaller_nodes": smaller.nodes,
+                                           "smaller": {"inputs": [list(x) for x in smaller.inputs],
+                                                       "lower": [list(x) for x in smaller.lower],
+                                                       "maps": [list(x) for x in smaller.maps]},
+                                           "kit_merged": task_json(merged.task)})
         tight += merged.nodes == merged.groups
         report(ctx, f + 1, len(families))
         dl()
-    return proved(len(families), families=len(families), one_node_per_group=tight)
+    return proved_outcome(len(families), families=len(families), one_node_per_group=tight)
 
 
 def z3_check(n: int, ctx):
@@ -111,27 +112,27 @@ def z3_check(n: int, ctx):
         fewer = merge_within(diagrams, merged.nodes - 1, timeout=solver_time(ctx))
         calls += 1
         if fewer.status == UNKNOWN:
-            return unknown(fewer, f, f"{merged.nodes - 1} nodes for {desc}")
+            return z3_unknown(fewer, f, f"{merged.nodes - 1} nodes for {desc}")
         if fewer.status == SAT:
             smaller = merged_value_to_task(fewer.value, diagrams, tasks[0].tokens)
             maps = [[m[c] for c in range(len(m))] for m in fewer.value["maps"]]
-            return refuted(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
-                                   "smaller_nodes": len({m for row in maps for m in row}),
-                                   "smaller": {**fewer.value, "maps": maps}, "smaller_task": task_json(smaller),
-                                   "kit_merged": task_json(merged.task)}, solver_calls=calls)
+            return refuted_outcome(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
+                                           "smaller_nodes": len({m for row in maps for m in row}),
+                                           "smaller": {**fewer.value, "maps": maps}, "smaller_task": task_json(smaller),
+                                           "kit_merged": task_json(merged.task)}, solver_calls=calls)
         if not small_start <= f < small_end:  # built-in and random families: the budget itself is sat
             exact = merge_within(diagrams, merged.nodes, timeout=solver_time(ctx))
             calls += 1
             if exact.status == UNKNOWN:
-                return unknown(exact, f, f"{merged.nodes} nodes for {desc}")
+                return z3_unknown(exact, f, f"{merged.nodes} nodes for {desc}")
             if exact.status != SAT:
-                return refuted(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
-                                       "why": "Z3 finds no merged task with the kit's node count: the kit's "
-                                              "merged task is not one"}, solver_calls=calls)
+                return refuted_outcome(f + 1, {**_family_json(desc, tasks), "kit_nodes": merged.nodes,
+                                               "why": "Z3 finds no merged task with the kit's node count: the kit's "
+                                                      "merged task is not one"}, solver_calls=calls)
             if f < small_start:
                 witnesses.append({"family": desc, "nodes": merged.nodes})
         report(ctx, f + 1, len(families))
-    return proved(len(families), families=len(families), solver_calls=calls, tight=witnesses)
+    return proved_outcome(len(families), families=len(families), solver_calls=calls, tight=witnesses)
 
 
 THEOREM = Theorem(
@@ -140,7 +141,7 @@ THEOREM = Theorem(
     "than the kit's merge, for "
     "the built-in families on n tokens, every family of labelled Hasse diagrams with n nodes in all and 8 "
     "seeded random families",
-    exhaustive,
+    exhaustive_check,
     z3_check,
 )
 

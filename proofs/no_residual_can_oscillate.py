@@ -34,9 +34,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from hasse.proofs.core import Context, Outcome, Theorem
-from hasse.proofs.outcomes import exhaustive_outcome, z3_outcome
-from hasse.proofs.script import script_main
+from hasse.proofs.cli import script_main
+from hasse.proofs.mask_checks import mask_theorem
 from hasse.solvers import z3_claims
 from hasse.theory import batch
 
@@ -78,20 +77,9 @@ def confirm(mask: np.ndarray) -> dict:
             "cycle": checked["cycle"]}
 
 
-def exhaustive(n: int, ctx: Context) -> Outcome:
-    return exhaustive_outcome(n, ctx, flag, explain, diagonal=True, existence=True)
-
-
-def z3(n: int, ctx: Context, encoding: str = "better") -> Outcome:
-    outcome = z3_outcome(n, ctx, z3_claims.no_residual_can_oscillate, encoding, confirm=confirm, existence=True,
-                         diagonal=True, shape_only=encoding == "better")
-    if outcome.witness is not None and not outcome.witness["confirmed"]:
-        return Outcome("unknown", outcome.checked, reason="the solver's witness settles when re-checked",
-                       details=outcome.details | {"model": outcome.witness})
-    return outcome
-
-
-THEOREM = Theorem(NAME, STATEMENT, exhaustive, z3, existence=True, min_n=2)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.no_residual_can_oscillate, confirm,
+                       diagonal=True, existence=True, shaped_encoding="better",
+                       unconfirmed="the solver's witness settles when re-checked", min_n=2)
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

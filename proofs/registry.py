@@ -1,10 +1,17 @@
-"""The theorem list of design.md §5, in order; each name is a module ``proofs.<name>`` with ``THEOREM``."""
+"""The theorem list of design.md §5, in order; each name is a module ``proofs.<name>`` with ``THEOREM``.
+
+:data:`NAMES` is every theorem, :data:`MASK_THEOREMS` the mask-level ones and
+:data:`TASK_THEOREMS` the task-level ones; tests and benchmarks read these lists.
+
+>>> len(NAMES), MASK_THEOREMS[0], TASK_THEOREMS[-1]
+(13, 'reach_monotone_in_depth', 'butterfly_is_leak_free_with_full_coverage')
+"""
 
 from __future__ import annotations
 
 import importlib
 
-from hasse.proofs.core import Theorem
+from hasse.proofs.theorem import Theorem
 from hasse.theory.errors import InputError
 
 NAMES = (
@@ -23,8 +30,8 @@ NAMES = (
     "butterfly_is_leak_free_with_full_coverage",
 )
 
-MASK_LEVEL = NAMES[:7]  # quantified over every mask of size n
-TASK_LEVEL = NAMES[7:]  # over labelled DAGs, task families and the case studies
+MASK_THEOREMS = NAMES[:7]  # quantified over every mask of size n
+TASK_THEOREMS = NAMES[7:]  # over labelled DAGs, task families and the case studies
 
 
 def get(name: str) -> Theorem:

@@ -18,8 +18,8 @@ for an existence statement):
 - ``ctx.progress(done, total)`` after every batch; ``ctx.expired()`` stops the
   search (the result says how many masks were checked).
 
-Shards run separately combine into one result with :func:`combine` (on the JSON
-objects of their certificates): ``hasse prove NAME --n N --combine part*.json``.
+Shards run separately are combined into one verdict by :func:`proofs.certificate.combine`
+(on the JSON objects of their certificates): ``hasse prove NAME --n N --combine part*.json``.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue):
 def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int | None = None) -> Search:
     """Run ``flag`` over every mask of size ``n`` (or ``ctx.shard`` of them) and return the first flagged.
 
-    ``ctx`` is a :class:`proofs.core.Context` (``timeout``/``remaining``,
+    ``ctx`` is a :class:`proofs.theorem.Context` (``timeout``/``remaining``,
     ``progress``, ``workers``, ``shard``). With several workers the processes are
     forked, so ``flag`` may be any callable.
     """
@@ -190,78 +190,3 @@ def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int |
     founds = [f for _, f, _ in results if f is not None]
     return Search(total, start, stop, sum(c for c, _, _ in results), min(founds) if founds else None,
                   any(t for _, _, t in results), workers)
-
-
-# ------------------------------------------------------------------ combining shards
-
-
-def combine(results: list[dict]) -> dict:
-    """One result (a JSON object as in a certificate) from the results of shards run separately.
-
-    Every part must be an exhaustive result of the same theorem, ``n`` and space
-    (``details.total``), with its index range in ``details.range``. Verdict:
-    ``refuted`` if a part found a counterexample (the smallest index wins);
-    for an existence statement ``proved`` if a part found a witness; otherwise
-    ``proved`` (``refuted`` for an existence statement: no mask has the property)
-    only when the completely checked ranges cover every mask exactly once, else
-    ``unknown`` naming what is missing. ``checked`` and ``seconds`` are sums.
-    """
-    if not results:
-        raise ValueError("nothing to combine")
-    first = results[0]
-    key = (first.get("theorem"), first.get("n"), first.get("method"))
-    totals = {r.get("details", {}).get("total") for r in results}
-    for r in results:
-        if (r.get("theorem"), r.get("n"), r.get("method")) != key:
-            raise ValueError(f"cannot combine {r.get('theorem')} n={r.get('n')} {r.get('method')} with "
-                             f"{key[0]} n={key[1]} {key[2]}")
-        if "range" not in r.get("details", {}):
-            raise ValueError(f"{r.get('theorem')} n={r.get('n')}: a part without an index range (not exhaustive)")
-    if len(totals) != 1:
-        raise ValueError(f"parts enumerate different spaces: totals {sorted(totals)}")
-    total = totals.pop()
-    existence = any(r.get("details", {}).get("existence") for r in results)
-    parts = sorted(results, key=lambda r: tuple(r["details"]["range"]))
-    out = {"theorem": key[0], "n": key[1], "method": key[2],
-           "checked": sum(int(r.get("checked", 0)) for r in results),
-           "seconds": round(sum(float(r.get("seconds", 0.0)) for r in results), 4),
-           "details": {"total": total, "range": [0, total], "existence": existence,
-                       "combined": [{k: r.get(k) for k in ("verdict", "checked", "seconds")}
-                                    | {"range": r["details"]["range"], "shard": r["details"].get("shard")}
-                                    for r in parts]},
-           "versions": first.get("versions", {})}
-
-    def smallest(verdict, field):
-        hits = [r for r in parts if r.get("verdict") == verdict and r.get(field) is not None]
-        return min(hits, key=lambda r: r[field].get("index", 0)) if hits else None
-
-    refuted = smallest("refuted", "counterexample")
-    if refuted is not None:
-        return out | {"verdict": "refuted", "counterexample": refuted["counterexample"]}
-    if existence:
-        proved = smallest("proved", "witness")
-        if proved is not None:
-            return out | {"verdict": "proved", "witness": proved["witness"]}
-    covered, gaps, overlaps, pos = 0, [], [], 0
-    for r in parts:
-        a, b = r["details"]["range"]
-        if not r["details"].get("complete"):
-            continue
-        if a < pos:
-            overlaps.append([a, min(b, pos)])
-        elif a > pos:
-            gaps.append([pos, a])
-        covered += b - a
-        pos = max(pos, b)
-    if pos < total:
-        gaps.append([pos, total])
-    if overlaps:
-        raise ValueError(f"parts overlap on index ranges {overlaps}")
-    out["details"]["complete"] = not gaps
-    if gaps:
-        missing = sum(b - a for a, b in gaps)
-        return out | {"verdict": "unknown", "reason": f"the parts leave {missing:,} of {total:,} masks unchecked "
-                                                      f"(index ranges {gaps[:4]}{' …' if len(gaps) > 4 else ''})"}
-    if existence:
-        return out | {"verdict": "refuted", "counterexample": {"none": f"no mask of size {key[1]} has the property"}}
-    return out | {"verdict": "proved"}

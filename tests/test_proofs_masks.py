@@ -21,19 +21,12 @@ import pytest
 
 from hasse.cli import main
 from hasse.proofs import registry
-from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
+from hasse.proofs.certificate import combine
+from hasse.proofs.registry import MASK_THEOREMS
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex
 from hasse.theory import batch
 
-MASK_THEOREMS = (
-    "reach_monotone_in_depth",
-    "reach_stable_by_n_minus_1",
-    "limit_is_preorder",
-    "quotient_is_partial_order",
-    "hasse_closure_is_limit",
-    "no_residual_can_oscillate",
-    "sparse_realisation_keeps_hasse",
-)
 METHODS = ("exhaustive", "z3")
 
 
@@ -84,7 +77,7 @@ def test_proved_for_small_n(name, method, n):
 @pytest.mark.parametrize("name", MASK_THEOREMS)
 @pytest.mark.parametrize("n", range(2, 4))
 def test_naive_encodings_prove_it_too(name, n):
-    outcome = module(name).z3(n, Context(), encoding="naive")
+    outcome = module(name).THEOREM.z3_check(n, Context(), encoding="naive")
     assert outcome.verdict == PROVED, outcome.reason
 
 
@@ -238,18 +231,18 @@ def test_shards_add_up_and_combine_into_one_result():
     assert all(p.verdict == UNKNOWN and "partial" in p.reason for p in parts)
     assert sum(p.checked for p in parts) == 4096
     assert [p.details["range"] for p in parts] == [[0, 1365], [1365, 2730], [2730, 4096]]
-    whole = ex.combine([p.to_json() for p in parts])
+    whole = combine([p.to_json() for p in parts])
     assert whole["verdict"] == PROVED and whole["checked"] == 4096 and whole["details"]["complete"]
-    missing = ex.combine([parts[0].to_json(), parts[2].to_json()])
+    missing = combine([parts[0].to_json(), parts[2].to_json()])
     assert missing["verdict"] == UNKNOWN and "1,365 of 4,096" in missing["reason"]
     with pytest.raises(ValueError, match="overlap"):
-        ex.combine([p.to_json() for p in parts] + [parts[1].to_json()])
+        combine([p.to_json() for p in parts] + [parts[1].to_json()])
 
 
 def test_an_existence_witness_in_one_shard_proves_the_combination():
     parts = [prove("no_residual_can_oscillate", 2, "exhaustive", shard=(i, 4)) for i in range(4)]
     assert [p.verdict for p in parts] == [UNKNOWN, PROVED, UNKNOWN, UNKNOWN]  # the swap is mask 6 of 16
-    whole = ex.combine([p.to_json() for p in parts])
+    whole = combine([p.to_json() for p in parts])
     assert whole["verdict"] == PROVED and whole["witness"]["mask"] == [[0, 1], [1, 0]]
 
 

@@ -15,7 +15,8 @@ import pytest
 
 from hasse.cli import main
 from hasse.proofs import registry
-from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, run_theorem
+from hasse.proofs.registry import TASK_THEOREMS
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers.dags import dag_to_task
 from hasse.solvers.merge_search import min_merged_nodes
 from hasse.solvers.posets import task_diagram
@@ -26,14 +27,6 @@ from hasse.theory.catalog import build_family
 from hasse.theory.labelled import task_to_hasse
 from hasse.theory.task import make_task
 
-TASK_THEOREMS = (
-    "equivalence_preserves_upstream_inputs",
-    "merged_task_embeds_every_task",
-    "merged_task_is_minimum",
-    "causal_is_minimum_merge_of_ar",
-    "block_two_stream_is_leak_free_and_consistent",
-    "butterfly_is_leak_free_with_full_coverage",
-)
 METHODS = ("exhaustive", "z3")
 
 

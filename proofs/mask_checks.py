@@ -1,11 +1,18 @@
-"""From an exhaustive search or Z3 answers to an :class:`~proofs.core.Outcome`, shared by the mask-level proofs.
+"""The checks of the mask-level theorems: an exhaustive search or Z3 answers to an :class:`~proofs.theorem.Outcome`.
 
+- :func:`mask_theorem`: a mask-level :class:`~proofs.theorem.Theorem` from its parts —
+  a vectorised predicate ``flag`` for the exhaustive check, the queries of
+  :mod:`solvers.z3_claims` / :mod:`solvers.z3_hasse` for the Z3 check, and the numpy
+  re-checks ``explain`` and ``confirm`` that describe a flagged or decoded mask;
 - :func:`exhaustive_outcome`: every mask of size n (or one shard of them) through a
   vectorised predicate; the first flagged mask is decoded and explained.
 - :func:`z3_outcome`: the queries of :mod:`solvers.z3_claims` proved by negation;
   a model is decoded into a mask and re-checked with numpy after the fact.
 - :func:`shortest_path`: a plain breadth-first search for witnesses (independent of
   the engine being checked).
+
+>>> shortest_path(np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0]], dtype=bool), 0, 2)  # 0 -> 1 -> 2
+[0, 1, 2]
 """
 
 from __future__ import annotations
@@ -16,11 +23,12 @@ from typing import Callable
 
 import numpy as np
 
-from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
 from hasse.solvers import exhaustive as ex
 
 
 def rows01(mask: np.ndarray) -> list[list[int]]:
+    """A mask as rows of 0/1 (JSON)."""
     return np.asarray(mask, dtype=bool).astype(int).tolist()
 
 
@@ -52,7 +60,7 @@ def exhaustive_outcome(n: int, ctx: Context, flag: Callable[[np.ndarray], np.nda
     whole space was checked; an existence statement is ``proved`` by the first flagged
     mask (its witness) and ``refuted`` when no mask is flagged. A shard that checks
     only part of the space and finds nothing is ``unknown`` (reason ``partial``) until
-    the shards are combined (:func:`solvers.exhaustive.combine`).
+    the shards are combined (:func:`proofs.certificate.combine`).
     """
     found = ex.search(n, flag, ctx, diagonal=diagonal)
     details = {"total": found.total, "range": [found.start, found.stop], "complete": found.complete,
@@ -113,3 +121,32 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
         return Outcome(REFUTED, len(answers), counterexample={"none": f"no mask of size {n} has the property"},
                        details=details)
     return Outcome(PROVED, len(answers), details=details)
+
+
+def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndarray],
+                 explain: Callable[[np.ndarray], dict], claims: Callable[[int, str], list],
+                 confirm: Callable[[np.ndarray], dict], *, diagonal: bool = False, existence: bool = False,
+                 shaped_encoding: str | None = None, unconfirmed: str = "the solver's witness fails when re-checked",
+                 min_n: int = 1) -> Theorem:
+    """A mask-level theorem whose two checks are :func:`exhaustive_outcome` and :func:`z3_outcome`.
+
+    ``flag``/``explain`` drive the exhaustive check; ``claims(n, encoding)`` builds the Z3
+    queries and ``confirm`` re-checks a decoded mask. ``diagonal``: masks with their
+    diagonal (the no-residual control). For an existence statement (``existence``) the
+    ``shaped_encoding`` looks only for witnesses of one shape (its ``unsat`` is unknown),
+    and a Z3 witness that ``confirm`` does not confirm is unknown with reason ``unconfirmed``.
+    ``z3_check(n, ctx, encoding="naive")`` runs the naive encoding (default ``"better"``).
+    """
+
+    def exhaustive_check(n: int, ctx: Context) -> Outcome:
+        return exhaustive_outcome(n, ctx, flag, explain, diagonal=diagonal, existence=existence)
+
+    def z3_check(n: int, ctx: Context, encoding: str = "better") -> Outcome:
+        outcome = z3_outcome(n, ctx, claims, encoding, confirm=confirm, existence=existence, diagonal=diagonal,
+                             shape_only=encoding == shaped_encoding)
+        if existence and outcome.witness is not None and not outcome.witness["confirmed"]:
+            return Outcome(UNKNOWN, outcome.checked, reason=unconfirmed,
+                           details=outcome.details | {"model": outcome.witness})
+        return outcome
+
+    return Theorem(name, statement, exhaustive_check, z3_check, existence=existence, min_n=min_n)

@@ -1,6 +1,7 @@
-"""Small helpers shared by the task-level proof scripts (design.md §5, issue 5).
+"""The checks of the task-level theorems: outcomes, families, leak checks and time limits they share.
 
-Outcomes (:func:`proved`, :func:`refuted`, :func:`unknown`), the families the merge
+Outcomes (:func:`proved_outcome`, :func:`refuted_outcome`, :func:`z3_unknown`; the verdicts
+are those of :mod:`proofs.theorem`), the families the merge
 theorems check (:func:`families_at`), and leak checks by the kit (:func:`kit_leak`) and
 by Z3 on raw rows (:func:`z3_leak`), both returning the same JSON-able violation.
 
@@ -13,10 +14,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from hasse.proofs.core import PROVED, REFUTED, UNKNOWN, Context, Outcome
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome
 
 
 def deadline(ctx: Context) -> Callable[[], None]:
+    """A callable that raises ``TimeoutError`` once the check's time is spent."""
     def check() -> None:
         if ctx.expired():
             raise TimeoutError(f"after {ctx.timeout:g} s")
@@ -33,20 +35,27 @@ def solver_time(ctx: Context) -> float | None:
 
 
 def report(ctx: Context, done: int, total: int) -> None:
+    """Progress ``done`` of ``total``, if the caller asked for it."""
     if ctx.progress is not None:
         ctx.progress(done, total)
 
 
-def unknown(answer, checked: int, what: str) -> Outcome:
+def z3_unknown(answer, checked: int, what: str) -> Outcome:
     """The solver said unknown: never proved."""
     return Outcome(UNKNOWN, checked, reason=f"Z3 returned unknown on {what} ({answer.reason})")
 
 
-def proved(checked: int, **details) -> Outcome:
+def proved_outcome(checked: int, **details) -> Outcome:
+    """Proved after ``checked`` objects (or solver calls), with method-specific ``details``.
+
+    >>> proved_outcome(3, families=3).verdict
+    'proved'
+    """
     return Outcome(PROVED, checked, details=details)
 
 
-def refuted(checked: int, counterexample, **details) -> Outcome:
+def refuted_outcome(checked: int, counterexample, **details) -> Outcome:
+    """Refuted by ``counterexample`` (JSON-able) after ``checked`` objects."""
     return Outcome(REFUTED, checked, counterexample=counterexample, details=details)
 
 
@@ -71,6 +80,7 @@ def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]
 
 
 def named_path(task, path) -> list[str]:
+    """Positions of a path with their names: ``["x0 (0)", "P1 (3)"]``."""
     return [f"{task.names[p]} ({p})" for p in path]
 
 

@@ -1,21 +1,26 @@
-"""Verdicts, results, certificates and the runner shared by every proof script.
+"""Theorems, their checks and verdicts: the types every proof script shares, and the runner.
 
 A theorem (design.md §5) has one name and up to two independent checks for a
-size ``n``: ``exhaustive`` (every object of size n, vectorised) and ``z3`` (a
-ground, quantifier-free encoding proved by negation). Each check returns an
+size ``n``: ``exhaustive_check`` (every object of size n, vectorised) and ``z3_check``
+(a ground, quantifier-free encoding proved by negation). Each check returns an
 :class:`Outcome`; :func:`run_theorem` times it and wraps it in a :class:`Result`
-with the versions a certificate needs. Verdicts:
+with the versions a certificate needs (:mod:`proofs.certificate` writes them);
+:func:`disagreement` says when two methods contradict each other. Verdicts:
 
 - ``proved``: holds for every object of size n, by that method (an existence
   statement carries its ``witness``);
 - ``refuted``: a ``counterexample`` (decoded into masks / tasks and a witness);
 - ``unknown``: timeout, solver ``unknown`` or a resource limit, with a ``reason``.
   Never reported as proved.
+
+>>> always = Theorem("true_statement", "nothing can fail", lambda n, ctx: Outcome(PROVED, 1), None)
+>>> r = run_theorem(always, 3, "exhaustive")
+>>> r.verdict, r.checked, run_theorem(always, 3, "z3").reason
+('proved', 1, 'no z3 check for this theorem')
 """
 
 from __future__ import annotations
 
-import json
 import platform
 import sys
 import time
@@ -64,17 +69,20 @@ class Theorem:
 
     name: str
     statement: str  # one line
-    exhaustive: Callable[[int, Context], Outcome] | None
-    z3: Callable[[int, Context], Outcome] | None
+    exhaustive_check: Callable[[int, Context], Outcome] | None  # every object of size n
+    z3_check: Callable[[int, Context], Outcome] | None  # proof by negation with Z3
     existence: bool = False  # an existence statement (proved by a witness)
     min_n: int = 1
 
-    def check(self, method: str) -> Callable[[int, Context], Outcome] | None:
-        return {"exhaustive": self.exhaustive, "z3": self.z3}[method]
+    def check_for(self, method: str) -> Callable[[int, Context], Outcome] | None:
+        """The check of ``method`` (``"exhaustive"`` or ``"z3"``), ``None`` if the theorem has none."""
+        return {"exhaustive": self.exhaustive_check, "z3": self.z3_check}[method]
 
 
 @dataclass(frozen=True)
 class Result:
+    """One check of one theorem at one ``n``: what a certificate records and ``--json`` prints."""
+
     theorem: str
     n: int
     method: str
@@ -110,7 +118,7 @@ def versions() -> dict:
 def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = None) -> Result:
     """Run one check of ``theorem`` at size ``n``; never raises for a failing or slow check."""
     ctx = ctx or Context()
-    check = theorem.check(method)
+    check = theorem.check_for(method)
     start = time.monotonic()
     ctx.started = start
     if check is None:
@@ -139,26 +147,3 @@ def disagreement(results: list[Result]) -> str | None:
         listing = ", ".join(f"{m}: {v}" for m, v in definite.items())
         return f"METHODS DISAGREE on {results[0].theorem} at n = {results[0].n} ({listing})"
     return None
-
-
-def write_certificate(path: str, results: list[Result]) -> None:
-    """A certificate: the JSON of every result (theorem, n, method, verdict, checked, seconds, versions …)."""
-    data = {"certificate": "hasse proof", "results": [r.to_json() for r in results]}
-    with open(path, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1, default=_jsonable)
-        fh.write("\n")
-
-
-def _jsonable(value):
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            return value.astype(int).tolist() if value.dtype == bool else value.tolist()
-        if isinstance(value, np.generic):
-            return value.item()
-    except ImportError:
-        pass
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")

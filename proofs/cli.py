@@ -1,6 +1,11 @@
 """The command line every proof script shares: ``python -m hasse.proofs.<name> --n N``.
 
-``hasse prove`` uses the same pieces (:func:`prove`, :func:`format_result`).
+:func:`script_main` parses ``--n``, ``--method``, ``--timeout``, ``--workers``,
+``--shard``, ``--json`` and ``--certificate``, runs the theorem and prints; ``hasse
+prove`` uses the same pieces (:func:`prove`, :func:`format_result`, :func:`exit_status`).
+
+>>> parse_shard("1/4")
+(1, 4)
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ import json
 import sys
 import time
 
-from hasse.proofs.core import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem, write_certificate
+from hasse.proofs.certificate import write_certificate
+from hasse.proofs.theorem import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem
 from hasse.theory.errors import InputError
 
 
@@ -65,6 +71,7 @@ def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None
 
 
 def format_result(r: Result) -> str:
+    """The printed line of a result (and its witness or counterexample, shortened)."""
     mark = {"proved": "PROVED ", "refuted": "REFUTED", "unknown": "UNKNOWN"}[r.verdict]
     line = f"{mark}  {r.theorem}  n={r.n}  {r.method:<10} checked {r.checked:,} in {r.seconds:.2f} s"
     if r.reason:
@@ -108,6 +115,7 @@ def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
 
 
 def exit_status(results: list[Result]) -> int:
+    """0 every result proved, 1 one refuted, 3 otherwise (unknown)."""
     if any(r.verdict == "refuted" for r in results):
         return 1
     if all(r.verdict == PROVED for r in results):
