@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from hasse.output import print_json, warn
+from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.errors import InputError
 
@@ -35,10 +35,7 @@ exit status: 0 analysed; 2 bad input (one line on stderr).
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "analyze", help=HELP, description=DESCRIPTION, epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "analyze", HELP, DESCRIPTION, EPILOG)
     p.add_argument("mask", metavar="MASK", help="built-in spec, .npy/.txt/.csv/.json file, or file.py:mask_mod")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     p.add_argument("--layers", type=int, metavar="L", help="also report R(L), the dependencies after L layers")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
-
 from hasse.output import print_json
+from hasse.parsers import add_command
 
 HELP = "list the built-in masks and their parameters"
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "catalog", help=HELP, description="List every built-in entry: its spec pattern, what it is, and its "
-        "parameters. Use the spec wherever a MASK is expected, e.g. `hasse analyze butterfly:n=4`.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "catalog", HELP, "List every built-in entry: its spec pattern, what it is, and its "
+                    "parameters. Use the spec wherever a MASK is expected, e.g. `hasse analyze butterfly:n=4`.")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--verbose", "-v", action="store_true", help="also explain each parameter")
     p.set_defaults(run=run)

@@ -9,11 +9,12 @@ task table, then the leak report or the inconsistent nodes. The plain direct sea
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from hasse.cmd_leak import leak_report, path_text
 from hasse.output import print_json
+from hasse.parsers import add_command
+from hasse.tables import task_table
 from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
 from hasse.theory.errors import InputError
 
@@ -58,9 +59,7 @@ exit status: 1 a counterexample was found (or the methods disagree); 0 none up t
 
 
 def register(sub) -> None:
-    p = sub.add_parser("counterexample", help="smallest n at which a design leaks",
-                       description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "counterexample", "smallest n at which a design leaks", DESCRIPTION, EPILOG)
     p.add_argument("design", metavar="DESIGN")
     p.add_argument("--max-n", type=int, default=8, help="largest size to try (default 8)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
@@ -207,12 +206,7 @@ def _print_skipped(found: Counterexample) -> None:
 
 def _print_task(t) -> None:
     """The counterexample's positions: name, input, position id and label, between blank lines."""
-    print()
-    print(f"{'pos':>4} {'name':<8} {'input':<16} {'pos id':>6}  label")
-    for p, ((sym, pid), ts) in enumerate(zip(t.inputs, t.labels)):
-        label = ",".join(map(str, ts)) if ts else "-"
-        print(f"{p:>4} {t.names[p]:<8} {sym:<16} {pid:>6}  {label}")
-    print()
+    print("", *task_table(t), "", sep="\n")
 
 
 def _print_methods(args, results, loud) -> None:

@@ -5,12 +5,12 @@ Exit status 0 when every check holds, 1 otherwise.
 
 from __future__ import annotations
 
-import argparse
 import math
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.catalog import build_mask
 
@@ -18,12 +18,9 @@ HELP = "a short tour of the kit on built-in examples (no input needed)"
 
 
 def register(sub) -> None:
-    p = sub.add_parser(
-        "demo", help=HELP,
-        description="Analyse the case-study masks of the paper (causal, Block Two-Stream, Butterfly), a sparse "
-        "sliding window and the no-residual negative control, checking each claim it prints.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    p = add_command(sub, "demo", HELP, "Analyse the case-study masks of the paper (causal, Block Two-Stream, "
+                    "Butterfly), a sparse sliding window and the no-residual negative control, checking each claim "
+                    "it prints.")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.set_defaults(run=run)
 

@@ -11,11 +11,12 @@ torch-related lives in ``gpu_check/``, imported only after that check.
 
 from __future__ import annotations
 
-import argparse
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
 from hasse.output import print_json, warn
+from hasse.parsers import add_command
+from hasse.tables import capped_rows
 from hasse.theory.errors import InputError
 from hasse.train_demo_view import add_train_demo_arguments, check_train_demo_args, run_train_demo
 
@@ -79,9 +80,8 @@ TABLE_ROWS = 20
 
 
 def register(sub) -> None:
-    p = sub.add_parser("gpu-check", help="confirm no-leak gradients in real attention layers (needs torch)",
-                       description=DESCRIPTION, epilog=EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "gpu-check", "confirm no-leak gradients in real attention layers (needs torch)",
+                    DESCRIPTION, EPILOG)
     p.add_argument("subject", metavar="MASK|TASK", help="built-in spec, task .json, or mask file / mask_mod")
     p.add_argument("--layers", type=int, metavar="L", help="number of Transformer blocks (default: L*, 1 to 6)")
     p.add_argument("--backend", default="manual", choices=("manual", "sdpa", "flex", "mha"),
@@ -227,10 +227,8 @@ def gpu_check_report(result, subject: str, names) -> str:
                              ("missing (a path exists, zero in every seed)", r.missing)):
             if pairs:
                 lines.append(f"  {title}:")
-                for q, k in pairs[:TABLE_ROWS]:
-                    lines.append(f"    {_pair(q, k, names):<24} norm {largest[q, k]:.3g}")
-                if len(pairs) > TABLE_ROWS:
-                    lines.append(f"    … and {len(pairs) - TABLE_ROWS} more (use --json for all)")
+                lines += capped_rows(pairs, lambda qk: f"    {_pair(*qk, names):<24} norm {largest[qk[0], qk[1]]:.3g}",
+                                     TABLE_ROWS, indent="    ")
     if result.leak_gradients is not None:
         grads = result.leak_gradients
         leaking = [g for g in grads if g.leaks]
@@ -241,11 +239,13 @@ def gpu_check_report(result, subject: str, names) -> str:
             lines.append(f"leak gradients: NONZERO at {len(leaking)} of {len(grads)} supervised position(s)")
             lines.append(f"  {'position':<12} {'target':>6} {'source':<12} {'norm':>9}")
             rows = [(g, s) for g in leaking for s in g.gradients if s.norm != 0]
-            for g, s in rows[:TABLE_ROWS]:
-                lines.append(f"  {names[g.position] + f' ({g.position})':<12} {s.target:>6} "
-                             f"{names[s.source] + f' ({s.source})':<12} {s.norm:>9.3g}")
-            if len(rows) > TABLE_ROWS:
-                lines.append(f"  … and {len(rows) - TABLE_ROWS} more (use --json for all)")
+
+            def row(pair) -> str:
+                g, s = pair
+                return (f"  {names[g.position] + f' ({g.position})':<12} {s.target:>6} "
+                        f"{names[s.source] + f' ({s.source})':<12} {s.norm:>9.3g}")
+
+            lines += capped_rows(rows, row, TABLE_ROWS)
         named = {(x.position, x.source) for x in result.theory_leaks}
         seen = {(g.position, s.source) for g in grads for s in g.gradients if s.norm != 0}
         agree = named <= seen and result.gradients_match_theory

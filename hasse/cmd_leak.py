@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 
 from hasse.output import print_json, warn
+from hasse.parsers import add_command
+from hasse.tables import capped_rows
 from hasse.theory.errors import InputError
 from hasse.theory.leak import LeakReport, find_flows, find_leaks
 from hasse.theory.task import Task
@@ -53,9 +54,7 @@ TABLE_ROWS = 40
 
 
 def register(sub) -> None:
-    p = sub.add_parser("leak", help="check a task for leaks, with shortest witness paths",
-                       description=LEAK_DESCRIPTION, epilog=LEAK_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "leak", "check a task for leaks, with shortest witness paths", LEAK_DESCRIPTION, LEAK_EPILOG)
     p.add_argument("task", metavar="TASK", help="built-in task spec or task .json file")
     p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
@@ -63,9 +62,7 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.set_defaults(run=run_leak)
 
-    f = sub.add_parser("flow", help="may positions of one set depend on another set?",
-                       description=FLOW_DESCRIPTION, epilog=FLOW_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
     f.add_argument("mask", metavar="MASK", help="built-in spec, mask file, or file.py:mask_mod (with --n)")
     f.add_argument("--from", dest="sources", required=True, metavar="SET", help="positions that must not be read")
     f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
@@ -188,20 +185,13 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
         first = min(x.depth for x in (*report.leaks, *report.isolation) if x.depth > (report.layers or 0))
         lines.append(f"note: {deeper} more violation(s) appear at greater depth (first at depth {first}); "
                      f"a deeper model would leak")
-    if leaks:
-        lines += ["", f"leaks ({len(leaks)}):", f"  {'position':<12} {'target':>6} {'depth':>5}  path (source first)"]
-        for x in leaks[:TABLE_ROWS]:
-            lines.append(f"  {names[x.position] + f' ({x.position})':<12} {x.target:>6} {x.depth:>5}  "
-                         f"{path_text(x.path, names, ascii)}")
-        if len(leaks) > TABLE_ROWS:
-            lines.append(f"  … and {len(leaks) - TABLE_ROWS} more (use --json for all)")
-    if iso:
-        lines += ["", f"isolation violations ({len(iso)}):", f"  {'position':<12} {'source':>6} {'depth':>5}  path"]
-        for x in iso[:TABLE_ROWS]:
-            lines.append(f"  {names[x.position] + f' ({x.position})':<12} {x.source:>6} {x.depth:>5}  "
-                         f"{path_text(x.path, names, ascii)}")
-        if len(iso) > TABLE_ROWS:
-            lines.append(f"  … and {len(iso) - TABLE_ROWS} more (use --json for all)")
+    for title, found, column, path_head in ((f"leaks ({len(leaks)}):", leaks, "target", "path (source first)"),
+                                            (f"isolation violations ({len(iso)}):", iso, "source", "path")):
+        if found:
+            lines += ["", title, f"  {'position':<12} {column:>6} {'depth':>5}  {path_head}"]
+            lines += capped_rows(found, lambda x: f"  {names[x.position] + f' ({x.position})':<12} "
+                                 f"{getattr(x, column):>6} {x.depth:>5}  {path_text(x.path, names, ascii)}",
+                                 TABLE_ROWS)
     first = (leaks or iso or [None])[0]
     if first is not None and task.size <= 64:
         cells = {(b, a) for a, b in zip(first.path, first.path[1:])} or {(first.position, first.position)}

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from fractions import Fraction
 
 from hasse.output import print_json, to_jsonable
+from hasse.parsers import add_command
+from hasse.tables import capped_rows, task_table
 from hasse.theory.errors import InputError
 
 MERGE_DESCRIPTION = """\
@@ -50,9 +51,7 @@ MAX_ROWS = 40
 
 
 def register(sub) -> None:
-    p = sub.add_parser("merge", help="minimal merged task of a task family",
-                       description=MERGE_DESCRIPTION, epilog=MERGE_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "merge", "minimal merged task of a task family", MERGE_DESCRIPTION, MERGE_EPILOG)
     p.add_argument("family", metavar="FAMILY")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="TASK.json", help="write the merged task as a task file")
@@ -62,9 +61,8 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.set_defaults(run=run_merge)
 
-    c = sub.add_parser("consistent", help="is a training task consistent with an inference procedure?",
-                       description=CONSISTENT_DESCRIPTION, epilog=CONSISTENT_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
+                    CONSISTENT_DESCRIPTION, CONSISTENT_EPILOG)
     c.add_argument("train", metavar="TRAIN_TASK", help="built-in task spec or task .json file")
     c.add_argument("--inference", required=True, metavar="FAMILY",
                    help="the inference tasks: a built-in family or a family .json file")
@@ -168,17 +166,16 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
                  f"{int(t.mask.sum())} attention pairs (dense)")
     if t.size <= MAX_VIEW:
         lines += ["", matrix_view(t.mask, names=t.names, ascii=args.ascii)]
-        lines += ["", f"{'pos':>4} {'name':<8} {'input':<16} {'pos id':>6}  labels"]
-        for p, ((sym, pid), ts) in enumerate(zip(t.inputs, t.labels)):
-            lines.append(f"{p:>4} {t.names[p]:<8} {sym:<16} {pid:>6}  {','.join(map(str, ts)) or '-'}")
+        lines += ["", *task_table(t, "labels")]
     lines += ["", "task node -> merged node (by position names):"]
     node_names = [",".join(t.names[p] for p in ps) for ps in merged.node_members]
-    for task, row in list(zip(tasks, merged.node_of))[:MAX_ROWS]:
-        h_names = _task_node_names(task)
-        pairs = " ".join(f"{a}->{node_names[m]}" for a, m in zip(h_names, row))
-        lines.append(f"  {task.name}: {pairs if len(pairs) < 400 else pairs[:400] + ' …'}")
-    if len(tasks) > MAX_ROWS:
-        lines.append(f"  … and {len(tasks) - MAX_ROWS} more tasks (use --json)")
+
+    def task_row(task_and_nodes) -> str:
+        task, row = task_and_nodes
+        pairs = " ".join(f"{a}->{node_names[m]}" for a, m in zip(_task_node_names(task), row))
+        return f"  {task.name}: {pairs if len(pairs) < 400 else pairs[:400] + ' …'}"
+
+    lines += capped_rows(list(zip(tasks, merged.node_of)), task_row, MAX_ROWS, more="tasks (use --json)")
     if sparse is not None:
         lines += ["", f"sparse realisation: {int(sparse.sum())} attention pairs (Hasse edges, a cycle per class, "
                       f"self), same limit; it needs L* = {depth} layers"]
@@ -231,22 +228,24 @@ def run_consistent(args) -> int:
         return 0
     print(f"{train.name or args.train} is INCONSISTENT with {args.inference}: {len(report.mismatches)} of "
           f"{report.checked} supervised inference nodes have no equivalent training node with their label")
-    for m in report.mismatches[:MAX_ROWS]:
+
+    def mismatch_row(m) -> str:
         inf = inference[m.task]
         where = f"{inf.name or f'task {m.task}'}: {inf.names[m.position]} ({m.input[0]}@{m.input[1]} -> {m.target})"
         if m.closest is None:
-            lines = "no training position has this input and label"
+            detail = "no training position has this input and label"
         elif m.extra_upstream or m.missing_upstream:
             parts = []
             if m.extra_upstream:
                 parts.append("training also sees " + ", ".join(f"{s}@{p}" for s, p in m.extra_upstream))
             if m.missing_upstream:
                 parts.append("training misses " + ", ".join(f"{s}@{p}" for s, p in m.missing_upstream))
-            lines = f"closest training node {train.names[m.closest]}: " + "; ".join(parts)
+            detail = f"closest training node {train.names[m.closest]}: " + "; ".join(parts)
         else:
-            lines = (f"closest training node {train.names[m.closest]} sees the same inputs, but arranged "
+            detail = (f"closest training node {train.names[m.closest]} sees the same inputs, but arranged "
                      f"differently (e.g. mutual instead of one-way attention)")
-        print(f"  {where}: {lines}")
-    if len(report.mismatches) > MAX_ROWS:
-        print(f"  … and {len(report.mismatches) - MAX_ROWS} more (use --json)")
+        return f"  {where}: {detail}"
+
+    for line in capped_rows(report.mismatches, mismatch_row, MAX_ROWS, more="(use --json)"):
+        print(line)
     return 1

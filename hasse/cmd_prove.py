@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from hasse.output import print_json
+from hasse.parsers import add_command
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
@@ -45,9 +45,8 @@ exit status: 0 every result proved; 1 a result refuted (or the methods disagree)
 def register(sub) -> None:
     from hasse.proofs.registry import NAMES
 
-    p = sub.add_parser("prove", help="verify the theorems for a given n (exhaustive and Z3)",
-                       description=DESCRIPTION, epilog=EPILOG.format(names="\n".join(f"  {x}" for x in NAMES)),
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = add_command(sub, "prove", "verify the theorems for a given n (exhaustive and Z3)", DESCRIPTION,
+                    EPILOG.format(names="\n".join(f"  {x}" for x in NAMES)))
     p.add_argument("name", metavar="NAME|all")
     p.add_argument("--n", type=int, required=True, help="size of the objects quantified over")
     p.add_argument("--method", choices=("exhaustive", "z3", "both"), default="both")
