@@ -247,7 +247,7 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
 
     Returns
     -------
-    GpuCheck : ``agrees``, ``unexpected``, ``missing``, leak gradients for tasks.
+    GpuCheck : ``passed``, ``report`` (``agrees``, ``unexpected``, ``missing``), leak gradients for tasks.
 
     Cost: one batched vector–Jacobian product per seed; seconds at ``n = 256`` on CPU.
     """
