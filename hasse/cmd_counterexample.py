@@ -15,7 +15,7 @@ from hasse.cmd_leak import leak_report, path_text
 from hasse.output import print_json
 from hasse.parsers import add_command
 from hasse.tables import task_table
-from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
+from hasse.theory.counterexample import Counterexample, design_fixes_n, disagreement, find_counterexample
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
@@ -73,9 +73,20 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    if args.method == "direct" and not args.inference:
-        return _run_direct(args)
-    return _run_methods(args)
+    direct = args.method == "direct" and not args.inference
+    _check_args(args, timeout=not direct)
+    return _run_direct(args) if direct else _run_methods(args)
+
+
+def _check_args(args, timeout: bool) -> None:
+    """The command's checks before any search, in the flags' words (--timeout, --max-n)."""
+    if timeout and args.timeout is not None and args.timeout <= 0:
+        raise InputError(f"--timeout must be positive, got {args.timeout}")
+    if args.max_n < 1:
+        raise InputError(f"--max-n must be >= 1, got {args.max_n}")
+    for design in (args.design, args.inference):
+        if design is not None and design_fixes_n(design):
+            raise InputError("leave n out of the design: --max-n sets the sizes to try", design)
 
 
 def _progress(args, label: str = ""):
@@ -116,8 +127,6 @@ def _run_direct(args) -> int:
 def _run_methods(args) -> int:
     from hasse.solvers.z3_counterexample import search_z3
 
-    if args.timeout is not None and args.timeout <= 0:
-        raise InputError(f"--timeout must be positive, got {args.timeout}")
     results = []
     if args.method in ("direct", "both"):
         progress = _progress(args, "direct: ")

@@ -87,6 +87,21 @@ def _is_file_design(design: str) -> bool:
     return source_kind(design) == "function"
 
 
+def design_fixes_n(design: str) -> bool:
+    """True when a built-in design spec gives ``n`` itself; a search chooses ``n``, so it must be left out.
+
+    A ``file.py:function`` design never does.
+
+    >>> design_fixes_n("bad_butterfly_crossed:n=3"), design_fixes_n("bad_block_own_content:block=2")
+    (True, False)
+    """
+    if _is_file_design(design):
+        return False
+    from hasse.theory.catalog import parse_spec
+
+    return "n" in parse_spec(design)[1]
+
+
 def design_builder(design: str) -> Callable[[int], list[Task]]:
     """A function ``n -> tasks`` for a design spec, a family name or ``file.py:function``."""
     if _is_file_design(design):
@@ -96,7 +111,7 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
 
     name, raw = parse_spec(design)
     if "n" in raw:
-        raise InputError("leave n out of the design: --max-n sets the sizes to try", design)
+        raise InputError("leave n out of the design: the search sets the sizes to try (max_n)", design)
     params = ",".join(f"{k}={v}" for k, v in raw.items())
     for kind in ("task", "family"):
         text = f"{name}:n=2" + (f",{params}" if params else "")
@@ -187,7 +202,7 @@ def inference_builder(inference: str | None) -> Callable[[int], list[Task] | Non
 def check_max_n(max_n: int) -> None:
     """Raise InputError unless ``max_n >= 1``."""
     if max_n < 1:
-        raise InputError(f"--max-n must be >= 1, got {max_n}")
+        raise InputError(f"max_n must be >= 1, got {max_n}")
 
 
 def witness_of(violation: Leak | Flow) -> dict:
