@@ -1,4 +1,10 @@
-"""``hasse merge FAMILY`` and ``hasse consistent TRAIN_TASK --inference FAMILY``."""
+"""``hasse merge FAMILY`` and ``hasse consistent TRAIN_TASK --inference FAMILY``.
+
+merge: a family's minimal merged task (:func:`theory.merge.family_to_merged_task`), its
+size checked against the closed-form formulas of the built-in families, written as a
+task file (``--out``) or drawn (``--png``). consistent: training–inference consistency
+(:func:`theory.consistency.check_consistency`), each mismatch explained.
+"""
 
 from __future__ import annotations
 
