@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import multiprocessing as mp
 import time
 from typing import Any, Callable
@@ -39,3 +40,10 @@ def run_with_timeout(fn: Callable, args: tuple, timeout: float):
         proc.join()
         return None
     return queue.get() if not queue.empty() else None
+
+
+def write_rows(path: str | None, rows) -> None:
+    """Write a benchmark's table rows as JSON to ``path`` (nothing when ``path`` is None)."""
+    if path:
+        with open(path, "w") as fh:
+            json.dump(rows, fh, indent=1)

@@ -18,10 +18,9 @@ a family, larger sizes are skipped and the ratio is reported as a lower bound.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
-from benchmarks._timing import best_time, run_with_timeout
+from benchmarks._timing import write_rows, best_time, run_with_timeout
 from hasse.theory.catalog import build_mask
 from hasse.theory.order import mask_to_order
 from hasse.theory.reference import reference_order  # imported here so the forked baseline does not time it
@@ -100,9 +99,7 @@ def main(argv=None) -> int:
             print(f"{spec:<34} {positions:>6} {depth:>5} {kit_s:>8.3f} {base_text:>11} {ratio_text:>9}", flush=True)
             rows.append({"spec": spec, "positions": positions, "depth": depth, "kit_seconds": kit_s,
                          "networkx_seconds": base_s, "ratio": ratio, "ratio_is_lower_bound": base_s is None})
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+    write_rows(args.json, rows)
     return 0
 
 

@@ -19,11 +19,10 @@ after a timeout, larger sizes are skipped and the ratio is a lower bound.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import deque
 
-from benchmarks._timing import best_time, run_with_timeout
+from benchmarks._timing import write_rows, best_time, run_with_timeout
 from hasse.theory.bitset import neighbour_lists
 from hasse.theory.catalog import build_task
 from hasse.theory.leak import find_leaks
@@ -91,9 +90,7 @@ def main(argv=None) -> int:
                   flush=True)
             rows.append({"spec": spec, "positions": task.size, "leaks": len(report.leaks), "kit_seconds": kit_s,
                          "naive_seconds": base_s, "ratio": ratio})
-    if args.json:
-        with open(args.json, "w") as fh:
-            json.dump(rows, fh, indent=1)
+    write_rows(args.json, rows)
     return 0
 
 

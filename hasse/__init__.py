@@ -12,8 +12,7 @@ light: no z3, no torch until a function needs them.
 
 from __future__ import annotations
 
-import importlib
-
+from hasse.theory.lazy import lazy_exports
 from hasse.theory.version import __version__
 
 _EXPORTS = {  # public name -> module that defines it
@@ -26,17 +25,4 @@ _EXPORTS = {  # public name -> module that defines it
 
 __all__ = ["__version__", *sorted(_EXPORTS)]
 
-
-def __getattr__(name: str):
-    """Load a public name on first use (PEP 562)."""
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'hasse' has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

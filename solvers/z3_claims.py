@@ -63,6 +63,18 @@ def require_encoding(encoding: str) -> None:
         raise ValueError(f"encoding must be one of {ENCODINGS}, got {encoding!r}")
 
 
+def mask_and_dependency(n: int, encoding: str):
+    """The symbolic mask ``M`` on ``n`` positions and its one-layer dependency ``A = M or I`` (encoding checked)."""
+    require_encoding(encoding)
+    m = encode_mask(n)
+    return m, encode_dependency(m)
+
+
+def naive_limit(a, n: int):
+    """``R* = A^(n-1)`` by explicit Boolean powers (the naive encodings)."""
+    return encode_powers(a, max(n - 1, 0))[-1]
+
+
 def _limit_columns(a, sources, depth):
     """``R*[x][s]`` for the given sources ``s``: column ``s`` of ``A^depth`` (``depth = n - 1``)."""
     return {s: encode_column_powers(a, s, depth) for s in sources}
@@ -73,9 +85,7 @@ def _limit_columns(a, sources, depth):
 
 def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
     """``A^L <= A^(L+1)`` entrywise for ``L = 0 … n``."""
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     if encoding == "naive":
         p = encode_powers(a, n + 1)
         target = named_disjuncts((f"A^{L}[{q},{k}] and not A^{L + 1}[{q},{k}]", and_(p[L][q][k], not_(p[L + 1][q][k])))
@@ -110,9 +120,7 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
     ``at`` replaces ``n - 1`` in the first claim (``A^at = A^(at+1)``): smaller values
     are false claims, used to test that the encodings refute them.
     """
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     last = max(n - 1, 0) if at is None else at
     if encoding == "naive":
         p = encode_powers(a, max(n, last + 1))
@@ -162,9 +170,7 @@ def _preorder_targets(r, tuples):
 
 def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
     """``R* = A^(n-1)`` is reflexive and transitive (``at`` replaces ``n - 1``: smaller values are false claims)."""
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     depth = max(n - 1, 0) if at is None else at
     if encoding == "naive":
         r = encode_powers(a, depth)[-1]
@@ -197,11 +203,9 @@ def _quotient_targets(r, quads, pairs, triples):
 
 def quotient_is_partial_order(n: int, encoding: str = "better") -> list[Query]:
     """On classes (``E = R* and R*^T``), ``[k] <= [q] iff R*[q][k]`` is well defined and a partial order."""
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     if encoding == "naive":
-        r = encode_powers(a, max(n - 1, 0))[-1]
+        r = naive_limit(a, n)
         every = range(n)
         return [Query("order on classes", m, [], named_disjuncts(_quotient_targets(
             lambda q, k: r[q][k], [(a_, b, c, d) for a_ in every for b in every for c in every for d in every],

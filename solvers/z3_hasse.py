@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import z3
 
-from hasse.solvers.z3_claims import canonical_roles, constant, first_index, named_disjuncts, require_encoding
-from hasse.solvers.z3_masks import (encode_closure_relation, encode_dependency, encode_layers, encode_mask, encode_powers,
+from hasse.solvers.z3_claims import (canonical_roles, constant, first_index, mask_and_dependency, naive_limit,
+                                     named_disjuncts)
+from hasse.solvers.z3_masks import (encode_closure_relation, encode_layers, encode_powers,
                                     encode_preorder, encode_product, matrices_equal)
 from hasse.solvers.z3_prove import and_, not_, or_
 from hasse.solvers.z3_queries import Query
@@ -41,11 +42,9 @@ def _without_class_edge(g, e, upper, lower):
 
 def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
     """The closure of the Hasse diagram with classes as cliques is ``R*``; no Hasse edge can be left out."""
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     if encoding == "naive":
-        r = encode_powers(a, max(n - 1, 0))[-1]
+        r = naive_limit(a, n)
         _, h, e, g = encode_hasse_diagram(r, n)
         c = encode_powers(g, max(n - 1, 0))[-1]
         closure = Query("closure of the Hasse diagram = R*", m, [], named_disjuncts(
@@ -128,11 +127,9 @@ def _largest(values, where):
 
 def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Query]:
     """The sparse mask ``S`` has the limit ``R*`` of ``M``; ``L*(S)`` equals the predicted depth."""
-    require_encoding(encoding)
-    m = encode_mask(n)
-    a = encode_dependency(m)
+    m, a = mask_and_dependency(n, encoding)
     if encoding == "naive":
-        r = encode_powers(a, max(n - 1, 0))[-1]
+        r = naive_limit(a, n)
         e, h, first, s = encode_sparse_realisation(r, n)
         ps = encode_powers(s, n)
         same = Query("R*(S) = R*(M)", m, [], named_disjuncts(

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from tests.cases import MASK_CASES, SWAP2
-from hasse.theory import hop_distances, mask_to_analysis, mask_to_order, power_cycle, reach
+from hasse.theory import hop_distances, mask_to_analysis, mask_to_order, power_cycle
+from hasse.theory.reach import reach
 from hasse.theory.reference import depth_by_powers, flow_graph, reference_order
 
 # ---------------------------------------------------------------- references

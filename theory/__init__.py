@@ -2,27 +2,25 @@
 
 numpy + networkx + stdlib only: no torch, no z3 (a test imports this package
 with both blocked). Library functions return data; nothing here prints.
+
+The names below are loaded on first use (PEP 562), so importing the package —
+which every ``hasse.*`` import does — loads no engine module: the solvers' tests
+can check that their encodings never import the code they check.
 """
 
-from hasse.theory.analysis import MaskAnalysis, empty_rows, mask_to_analysis
-from hasse.theory.errors import InputError, TooLargeError
-from hasse.theory.mask import NamedMask, as_mask
-from hasse.theory.order import LimitOrder, mask_to_order
-from hasse.theory.reach import PowerCycle, dependency, hop_distances, power_cycle, reach
+from __future__ import annotations
 
-__all__ = [
-    "InputError",
-    "LimitOrder",
-    "MaskAnalysis",
-    "NamedMask",
-    "PowerCycle",
-    "TooLargeError",
-    "as_mask",
-    "dependency",
-    "empty_rows",
-    "hop_distances",
-    "mask_to_analysis",
-    "mask_to_order",
-    "power_cycle",
-    "reach",
-]
+from hasse.theory.lazy import lazy_exports
+
+_EXPORTS = {  # public name -> module of hasse.theory that defines it
+    **dict.fromkeys(("MaskAnalysis", "empty_rows", "mask_to_analysis"), ".analysis"),
+    **dict.fromkeys(("InputError", "TooLargeError"), ".errors"),
+    **dict.fromkeys(("NamedMask", "as_mask"), ".mask"),
+    **dict.fromkeys(("LimitOrder", "mask_to_order"), ".order"),
+    # `reach` the function is not exported here: it would clash with the submodule hasse.theory.reach.
+    **dict.fromkeys(("PowerCycle", "dependency", "hop_distances", "power_cycle"), ".reach"),
+}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

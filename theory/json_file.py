@@ -1,4 +1,4 @@
-"""Reading JSON files: ``read_json``, the kit's one JSON reader.
+"""Reading text and JSON files: ``read_text`` and ``read_json``, the kit's one JSON reader.
 
 Tasks, task families, mask files and certificates are JSON (design.md §8). They
 are all read by :func:`read_json`, so that every malformed file is reported the
@@ -12,6 +12,21 @@ import json
 from pathlib import Path
 
 from hasse.theory.errors import InputError
+
+
+def read_text(path: str) -> str:
+    """The UTF-8 text of the file at ``path``; :class:`InputError` if missing, unreadable, not UTF-8 or empty."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", path) from None
+    except OSError as exc:
+        raise InputError(f"cannot read ({exc.strerror or exc})", path) from None
+    if not text.strip():
+        raise InputError("empty file", path)
+    return text
 
 
 def read_json(path: str):
@@ -33,16 +48,7 @@ def read_json(path: str):
     ...
     hasse.theory.errors.InputError: ...t.json: malformed JSON at line 2 column 13: Expecting value
     """
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror or exc})", path) from None
-    if not text.strip():
-        raise InputError("empty file", path)
+    text = read_text(path)
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from hasse.theory.errors import InputError
-from hasse.theory.json_file import json_kind, read_json
+from hasse.theory.json_file import json_kind, read_json, read_text
 from hasse.theory.mask import NamedMask, as_mask, default_names
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
@@ -151,20 +151,8 @@ def _load_file(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
         return NamedMask(matrix, default_names(matrix.shape[0]), path)
     if suffix == ".json":
         return _read_json(path, n, fallback, resolve_spec, seen)
-    matrix = text_to_mask(_read_text(path), source=path)
+    matrix = text_to_mask(read_text(path), source=path)
     return NamedMask(matrix, default_names(matrix.shape[0]), path)
-
-
-def _read_text(path: str) -> str:
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", path) from None
-    except OSError as exc:
-        raise InputError(f"cannot read ({exc.strerror})", path) from None
-    if not text.strip():
-        raise InputError("empty file", path)
-    return text
 
 
 # --- JSON ----------------------------------------------------------------------------

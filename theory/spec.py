@@ -260,7 +260,7 @@ def format_value(param: Param, value: Any) -> str:
     return str(value)
 
 
-def plus_joined(values: Sequence[int]) -> str:
+def plus_joined(values: Iterable[int]) -> str:
     """``(2, 0, 1)`` -> ``"2+0+1"``, the spec syntax of an integer list.
 
     >>> plus_joined((2, 0, 1))

@@ -13,45 +13,35 @@ with ``python -m`` does not import it twice.
 
 from __future__ import annotations
 
-import importlib
+from hasse.theory.lazy import lazy_exports
 
 _EXPORTS = {  # public name -> (family module, name in it)
-    "causal_mask": ("causal", "causal_mask"),
-    "build_causal": ("causal", "build"),
-    "bidirectional_mask": ("bidirectional", "bidirectional_mask"),
-    "build_bidirectional": ("bidirectional", "build"),
-    "make_sliding_window": ("sliding_window", "make_sliding_window"),
-    "build_sliding_window": ("sliding_window", "build"),
-    "make_sliding_window_distance": ("sliding_window", "make_sliding_window_distance"),
-    "build_sliding_window_distance": ("sliding_window", "build_distance"),
-    "make_prefix_lm": ("prefix_lm", "make_prefix_lm"),
-    "build_prefix_lm": ("prefix_lm", "build"),
-    "make_document": ("document", "make_document"),
-    "build_document": ("document", "build"),
-    "make_block_causal": ("block_causal", "make_block_causal"),
-    "build_block_causal": ("block_causal", "build"),
-    "make_bd3lm": ("bd3lm", "make_bd3lm"),
-    "build_bd3lm": ("bd3lm", "build"),
-    "make_xlnet": ("xlnet", "make_xlnet"),
-    "build_xlnet": ("xlnet", "build"),
-    "make_tree": ("tree", "make_tree"),
-    "build_tree": ("tree", "build"),
-    "make_block_two_stream": ("block_two_stream", "make_block_two_stream"),
-    "build_block_two_stream": ("block_two_stream", "build"),
-    "make_butterfly": ("butterfly", "make_butterfly"),
-    "build_butterfly": ("butterfly", "build"),
+    "causal_mask": (".causal", "causal_mask"),
+    "build_causal": (".causal", "build"),
+    "bidirectional_mask": (".bidirectional", "bidirectional_mask"),
+    "build_bidirectional": (".bidirectional", "build"),
+    "make_sliding_window": (".sliding_window", "make_sliding_window"),
+    "build_sliding_window": (".sliding_window", "build"),
+    "make_sliding_window_distance": (".sliding_window", "make_sliding_window_distance"),
+    "build_sliding_window_distance": (".sliding_window", "build_distance"),
+    "make_prefix_lm": (".prefix_lm", "make_prefix_lm"),
+    "build_prefix_lm": (".prefix_lm", "build"),
+    "make_document": (".document", "make_document"),
+    "build_document": (".document", "build"),
+    "make_block_causal": (".block_causal", "make_block_causal"),
+    "build_block_causal": (".block_causal", "build"),
+    "make_bd3lm": (".bd3lm", "make_bd3lm"),
+    "build_bd3lm": (".bd3lm", "build"),
+    "make_xlnet": (".xlnet", "make_xlnet"),
+    "build_xlnet": (".xlnet", "build"),
+    "make_tree": (".tree", "make_tree"),
+    "build_tree": (".tree", "build"),
+    "make_block_two_stream": (".block_two_stream", "make_block_two_stream"),
+    "build_block_two_stream": (".block_two_stream", "build"),
+    "make_butterfly": (".butterfly", "make_butterfly"),
+    "build_butterfly": (".butterfly", "build"),
 }
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    try:
-        module, attr = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'hasse.theory.masks' has no attribute {name!r}") from None
-    return getattr(importlib.import_module(f"hasse.theory.masks.{module}"), attr)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

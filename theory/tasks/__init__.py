@@ -16,35 +16,22 @@ mask where a MASK is expected and to the task where a TASK is expected.
 
 from __future__ import annotations
 
-import importlib
-
 import hasse.theory.masks.entries  # noqa: F401  (the mask entries are registered first)
+from hasse.theory.lazy import lazy_exports
 from hasse.theory.spec import Entry, Param, register
 
 _EXPORTS = {  # public name -> module of theory.tasks that defines it
     **dict.fromkeys(("ar_task", "ar_family", "block_task", "block_family", "infill_task", "infill_family"),
-                    "families"),
-    **dict.fromkeys(("block_two_stream_task", "butterfly_task"), "case_studies"),
-    **dict.fromkeys(("causal_lm", "mlm", "bd3lm", "xlnet", "packed"), "prior_art"),
+                    ".families"),
+    **dict.fromkeys(("block_two_stream_task", "butterfly_task"), ".case_studies"),
+    **dict.fromkeys(("causal_lm", "mlm", "bd3lm", "xlnet", "packed"), ".prior_art"),
     **dict.fromkeys(("bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
-                     "bad_packed_window", "bad_block_query_history"), "bad"),
+                     "bad_packed_window", "bad_block_query_history"), ".bad"),
 }
 
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    """Re-export the builders lazily (PEP 562), so ``python -m hasse.theory.tasks.bad`` imports it once."""
-    try:
-        module = _EXPORTS[name]
-    except KeyError:
-        raise AttributeError(f"module 'hasse.theory.tasks' has no attribute {name!r}") from None
-    return getattr(importlib.import_module(f"hasse.theory.tasks.{module}"), name)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
-
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
 
 def _builder(name: str):
     """A catalogue builder that imports the module defining ``name`` on first call."""
