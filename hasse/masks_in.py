@@ -1,11 +1,48 @@
-"""Resolve a MASK argument (spec, file or mask_mod) for the commands."""
+"""Resolve a MASK argument (spec, file or mask_mod) for the commands, with its reading options.
+
+The options every command that takes a MASK shares: ``--heads H`` and ``--batch B``
+(the ranges over which a ``file.py:mask_mod`` that reads ``h`` or ``b`` is evaluated,
+:mod:`theory.heads`) and ``--empty-rows`` (how queries attending no key are read,
+:mod:`theory.empty_rows`).
+"""
 
 from __future__ import annotations
 
 import os
 
+from hasse.theory.empty_rows import POLICIES, EmptyRows
 from hasse.theory.errors import InputError
 from hasse.theory.mask import NamedMask
+from hasse.theory.mask_mod import RangeNeeded
+
+OPTIONS = {"h": "--heads H", "b": "--batch B"}
+
+
+def add_range_arguments(p) -> None:
+    """``--heads H`` and ``--batch B`` for a command that takes a MASK."""
+    p.add_argument("--heads", type=int, metavar="H",
+                   help="evaluate a file.py:mask_mod for heads h = 0..H-1; the layer's mask is their union")
+    p.add_argument("--batch", type=int, metavar="B",
+                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
+
+
+def add_empty_rows_argument(p, default: str) -> None:
+    """``--empty-rows attend-all|attend-none|error`` with the command's default."""
+    p.add_argument("--empty-rows", choices=POLICIES, default=default,
+                   help="how to read a query that attends no key: attend-all (additive-mask kernels: every key), "
+                        "attend-none (FlexAttention, flash, safe-softmax SDPA: zeros), error (exit 2) "
+                        f"(default {default})")
+
+
+def _flagged(exc: InputError) -> InputError:
+    """The error in the command line's words (``--heads H``, ``--empty-rows``)."""
+    if isinstance(exc, RangeNeeded):
+        return exc.with_option(OPTIONS[exc.axis])
+    text = str(exc).replace("choose empty_rows attend-all or attend-none", "choose --empty-rows attend-all or "
+                            "attend-none")
+    if text == str(exc):
+        return exc
+    return InputError(text)
 
 
 def load(source: str, n: int | None = None) -> NamedMask:
@@ -13,7 +50,8 @@ def load(source: str, n: int | None = None) -> NamedMask:
 
     A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
     (:func:`hasse.gpu_check.mask_mod.torch_fallback_or_none`). A mask_mod needs its
-    size; the message names the command-line option ``--n``.
+    size; the message names the command-line option ``--n``. A mask_mod that reads
+    ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask_io import load_mask, source_kind
@@ -21,4 +59,66 @@ def load(source: str, n: int | None = None) -> NamedMask:
     path, _, function = source.rpartition(":")
     if n is None and source_kind(source) == "function" and function and os.path.isfile(path):
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
-    return load_mask(source, n=n, fallback=torch_fallback_or_none())
+    try:
+        return load_mask(source, n=n, fallback=torch_fallback_or_none())
+    except RangeNeeded as exc:
+        raise _flagged(exc) from None
+
+
+def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None):
+    """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
+
+    For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
+    (:func:`theory.heads.mask_mod_grid`); the NamedMask holds batch row 0's union
+    over heads. Any other MASK is one matrix, for which they are refused.
+    """
+    from hasse.theory.heads import mask_mod_grid, single
+    from hasse.theory.mask_io import source_kind
+
+    for value, flag in ((heads, "--heads"), (batch, "--batch")):
+        if value is not None and value < 1:
+            raise InputError(f"{flag} must be a positive integer, got {value}")
+    if source_kind(source) != "function" or (heads is None and batch is None):
+        if heads is not None or batch is not None:
+            raise InputError("--heads and --batch apply to a file.py:mask_mod (a spec or file is one mask "
+                             "for every head and batch row)", source)
+        named = load(source, n)
+        return named, single(named.matrix)
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.theory.mask import default_names
+    from hasse.theory.mask_mod import import_function
+
+    path, _, function = source.rpartition(":")
+    if n is None:
+        raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
+    named = load_heads_named(source, path, function, n)  # checks the file and the function
+    fn = import_function(path, function, source)
+    try:
+        grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none())
+    except RangeNeeded as exc:
+        raise _flagged(exc) from None
+    return NamedMask(grid.masks[0].any(axis=0), default_names(named), source), grid
+
+
+def load_heads_named(source: str, path: str, function: str, n: int) -> int:
+    """Check that ``path`` holds ``function`` (errors as :func:`theory.mask_mod.load_mask_mod` gives them); ``n``."""
+    from hasse.theory.mask_mod import check_n
+
+    if not function:
+        raise InputError("needs a function name after ':' (file.py:function)", source)
+    if not os.path.isfile(path):
+        raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
+    return check_n(n, source)
+
+
+def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
+    """``(layer mask, EmptyRows)`` of batch row ``b`` under ``policy``, errors in the command line's words."""
+    try:
+        return grid.layer(b, policy, source)
+    except InputError as exc:
+        raise _flagged(exc) from None
+
+
+def empty_rows_line(found: EmptyRows) -> str | None:
+    """The report line naming the empty rows, the policy and the kernels (None when there are none)."""
+    return found.describe() if found.rows else None

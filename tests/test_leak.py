@@ -59,12 +59,15 @@ def random_task(seed):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.integers(0, 2**31))
-def test_leaks_match_brute_force(seed):
+@given(st.integers(0, 2**31), st.sampled_from(["attend-none", "attend-all"]))
+def test_leaks_match_brute_force(seed, policy):
     task = random_task(seed)
-    seq = powers_until_stable(task.mask)
+    mask = task.mask.copy()
+    if policy == "attend-all":  # the definition of the policy: an empty row attends every key
+        mask[~mask.any(axis=1)] = True
+    seq = powers_until_stable(mask)
     sources = task.all_sources()
-    report = find_leaks(task)
+    report = find_leaks(task, empty_rows=policy)
     found = {(x.position, x.target): x for x in report.leaks}
     for p in task.supervised:
         for t in task.labels[p]:
@@ -76,7 +79,7 @@ def test_leaks_match_brute_force(seed):
             leak = found[(p, t)]
             assert leak.depth == depth == len(leak.path) - 1
             assert leak.source == leak.path[0] and t in sources[leak.source]
-            assert_real_path(task.mask, leak.path, lambda j: t in sources[j], p)
+            assert_real_path(mask, leak.path, lambda j: t in sources[j], p)
     assert len(found) == len(report.leaks)
     # --layers boundaries: a leak of depth d is absent at L = d - 1 and present at L = d
     for leak in report.leaks:

@@ -1,8 +1,9 @@
 """The whole pipeline for one mask: ``mask_to_analysis``.
 
-Strings the engine together: limit order (classes, Hasse diagram, density,
-depth) -> empty rows -> the no-residual power cycle when asked -> the
-reachability at a given depth when asked.
+Strings the engine together: empty rows (read by a policy,
+:mod:`theory.empty_rows`) -> limit order (classes, Hasse diagram, density,
+depth) -> the no-residual power cycle when asked -> the reachability at a given
+depth when asked.
 """
 
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hasse.theory.empty_rows import ANALYZE_DEFAULT, EmptyRows, apply_empty_row_policy
+from hasse.theory.empty_rows import empty_rows  # noqa: F401  (re-exported: its older home)
 from hasse.theory.errors import InputError
 from hasse.theory.mask import as_mask, default_names
 from hasse.theory.order import LimitOrder, mask_to_order
@@ -33,17 +36,14 @@ class MaskAnalysis:
     empty_rows: tuple[int, ...]  # queries that attend no key at all
     layers: int | None  # the depth L asked for, if any
     reachability: np.ndarray | None  # (n, n) bool R(L) when layers is given
-    mask: np.ndarray  # (n, n) bool, the mask analysed
+    mask: np.ndarray  # (n, n) bool, the mask analysed (empty rows filled under attend-all)
     names: tuple[str, ...]  # label per position
+    empty_row_policy: str = ANALYZE_DEFAULT  # how the empty rows were read (theory.empty_rows)
 
-
-def empty_rows(mask: np.ndarray) -> tuple[int, ...]:
-    """Queries whose row is all false, diagonal included: they attend no key at all.
-
-    >>> empty_rows(np.array([[0, 0], [1, 1]], dtype=bool))
-    (0,)
-    """
-    return tuple(int(q) for q in np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1)))
+    @property
+    def empty_row_report(self) -> EmptyRows:
+        """The empty rows and the policy applied to them."""
+        return EmptyRows(self.empty_rows, self.empty_row_policy)
 
 
 def no_residual_cycle(mask: np.ndarray, order: LimitOrder) -> PowerCycle:
@@ -63,12 +63,17 @@ def mask_to_analysis(
     residual: bool = True,
     layers: int | None = None,
     names: tuple[str, ...] | None = None,
+    empty_rows: str = ANALYZE_DEFAULT,
 ) -> MaskAnalysis:
     """Analyse one mask: the limit order, depth, density, empty rows, and ``R(L)`` if ``layers`` is given.
 
     Without the residual the classes and Hasse diagram are still those of the
     mask's reflexive–transitive closure; the depth is the pre-period when the
     powers settle (period 1) and ``None`` otherwise.
+
+    ``empty_rows`` is the policy for queries that attend no key
+    (:mod:`theory.empty_rows`): ``attend-none`` (default) analyses the mask as
+    given, ``attend-all`` fills those rows first, ``error`` refuses them.
 
     >>> a = mask_to_analysis(np.tril(np.ones((3, 3), dtype=bool)))
     >>> a.convergence_depth, a.classes, a.hasse_edges, a.dense, a.height
@@ -78,6 +83,7 @@ def mask_to_analysis(
     (None, 0, 2)
     """
     mask = as_mask(mask)
+    mask, found = apply_empty_row_policy(mask, empty_rows)
     n = mask.shape[0]
     if names is None:
         names = default_names(n)
@@ -108,9 +114,10 @@ def mask_to_analysis(
         hasse_edges=order.hasse_edges,
         dense=order.dense,
         height=order.height,
-        empty_rows=empty_rows(mask),
+        empty_rows=found.rows,
         layers=layers,
         reachability=reachability,
         mask=mask,
         names=tuple(names),
+        empty_row_policy=found.policy,
     )

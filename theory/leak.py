@@ -14,6 +14,11 @@ once: the limit by one AND per pair against the closure bitsets of
 :func:`theory.order.mask_to_order`; depths and paths only for the pairs that do
 leak, by one shared level-synchronous propagation of colour bitsets (depth 0 or
 1 with no propagation at all when the mask is dense).
+
+Empty rows (queries attending no key) are read by a policy first
+(:mod:`theory.empty_rows`): by default ``attend-all``, the conservative reading of
+additive-mask kernels, so such a query depends on every position; ``attend-none``
+keeps the mask as given; ``error`` refuses them. Reports name the rows and policy.
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from hasse.theory.analysis import empty_rows
 from hasse.theory.bitset import neighbour_lists, transpose
+from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows, apply_empty_row_policy
 from hasse.theory.mask import as_mask
 from hasse.theory.order import LimitOrder, mask_to_order
 
@@ -79,7 +84,13 @@ class LeakReport:
     targets: tuple[int, ...]  # distinct targets
     tokens: int
     size: int  # N, the number of positions
-    empty_rows: tuple[int, ...]
+    empty_rows: tuple[int, ...]  # queries of the task's mask that attend no key
+    empty_row_policy: str = LEAK_DEFAULT  # how they were read (theory.empty_rows)
+
+    @property
+    def empty_row_report(self) -> EmptyRows:
+        """The empty rows and the policy applied to them."""
+        return EmptyRows(self.empty_rows, self.empty_row_policy)
 
     def leaks_within(self, layers: int | None = None) -> tuple[Leak, ...]:
         layers = self.layers if layers is None else layers
@@ -199,15 +210,24 @@ def _propagated_paths(mask, held, pending) -> dict[tuple[int, int], tuple[int, .
     return out
 
 
-def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = None) -> LeakReport:
+def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = None,
+               empty_rows: str = LEAK_DEFAULT) -> LeakReport:
     """Every leak and isolation violation of a task (in the limit, each with its depth).
+
+    ``empty_rows`` reads the queries that attend no key (:mod:`theory.empty_rows`):
+    ``attend-all`` (default) lets them attend every position, ``attend-none``
+    keeps the mask, ``error`` raises InputError. ``order``, if given, must be the
+    order of the mask after that reading.
 
     >>> from hasse.theory.task import make_task
     >>> t = make_task(2, [("x0", 0), ("x1", 1)], [1, None], [[1, 1], [1, 1]])
     >>> find_leaks(t).leaks
     (Leak(position=0, target=1, source=1, path=(1, 0), depth=1),)
+    >>> lonely = make_task(2, [("x0", 0), ("[MASK]", 1)], [None, 0], [[1, 0], [0, 0]])
+    >>> find_leaks(lonely).leaks, find_leaks(lonely, empty_rows="attend-none").leaks
+    ((Leak(position=1, target=0, source=0, path=(0, 1), depth=1),), ())
     """
-    mask = task.mask
+    mask, found = apply_empty_row_policy(task.mask, empty_rows, task.name or None)
     order = order or mask_to_order(mask)
     sources = task.all_sources()
     queries = [(p, t) for p in task.supervised for t in task.labels[p]]
@@ -219,7 +239,8 @@ def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = No
     )
     isolation = find_isolation(mask, task.isolate, order=order)
     targets = tuple(sorted({t for ts in task.labels for t in ts}))
-    return LeakReport(layers, leaks, isolation, task.supervised, targets, task.tokens, task.size, empty_rows(mask))
+    return LeakReport(layers, leaks, isolation, task.supervised, targets, task.tokens, task.size, found.rows,
+                      found.policy)
 
 
 def find_isolation(mask, groups: Sequence[Sequence[int]], *, order: LimitOrder | None = None) -> tuple[Flow, ...]:
@@ -247,16 +268,19 @@ def find_isolation(mask, groups: Sequence[Sequence[int]], *, order: LimitOrder |
     return tuple(_flow(paths[q]) for q in queries if q in paths)
 
 
-def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *, order: LimitOrder | None = None) -> tuple[Flow, ...]:
+def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *, order: LimitOrder | None = None,
+               empty_rows: str = LEAK_DEFAULT) -> tuple[Flow, ...]:
     """Positions of ``sinks`` that depend on some position of ``sources`` (nearest source, shortest path).
 
-    A position in both sets depends on itself: it is reported at depth 0.
+    A position in both sets depends on itself: it is reported at depth 0. Empty
+    rows are read by the policy ``empty_rows``, as in :func:`find_leaks`
+    (:func:`theory.empty_rows.apply_empty_row_policy` names them).
 
     >>> causal = np.tril(np.ones((4, 4), dtype=bool))
     >>> find_flows(causal, [1], [0, 3])
     (Flow(position=3, source=1, path=(1, 3), depth=1),)
     """
-    mask = as_mask(mask)
+    mask, _ = apply_empty_row_policy(as_mask(mask), empty_rows)
     src = set(sources)
     colours = [[0] if p in src else [] for p in range(mask.shape[0])]
     queries = [(p, 0) for p in sorted(set(sinks))]

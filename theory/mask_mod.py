@@ -4,6 +4,9 @@
   ``n`` positions (the ``file.py:function`` form of :func:`theory.mask_io.load_mask`);
 - :func:`mask_mod_to_mask` -- ``M[q, k] = fn(0, 0, q, k)``, one call on numpy index
   arrays, with an optional fallback (torch, in ``gpu_check.mask_mod``) when that fails;
+  a mask_mod whose result changes with ``h`` or ``b`` is refused (:class:`RangeNeeded`):
+  its heads and batch must be declared (:mod:`theory.heads` evaluates those ranges);
+- :func:`evaluate_mask_mod` -- ``M[q, k] = fn(b, h, q, k)`` at one batch index and head;
 - :func:`broadcast_mask` -- a mask_mod's result broadcast to an (n, n) bool mask.
 
 :func:`check_n` and :func:`check_mask_fits` check the size of any mask;
@@ -25,6 +28,26 @@ from hasse.theory.errors import InputError, TooLargeError, check_fits
 from hasse.theory.mask import NamedMask, as_mask, default_names
 
 MaskModFallback = Callable[[Callable, int], np.ndarray]
+
+# Values of h (and of b) compared with 0 to tell whether a mask_mod reads them.
+PROBES = (1, 2, 3)
+AXES = {"h": ("heads", "head"), "b": ("batch", "batch index")}
+
+
+class RangeNeeded(InputError):
+    """A mask_mod reads ``h`` or ``b`` but only one value of it was to be evaluated."""
+
+    def __init__(self, axis: str, value: int, source: str | None, option: str | None = None):
+        self.axis = axis
+        self.value = value
+        param, what = AXES[axis]
+        option = option or f"{param}={param[0].upper()}"
+        super().__init__(f"mask_mod depends on {axis}; give {option} ({axis} = 0 and {axis} = {value} give "
+                         f"different masks: every {what} must be evaluated)", source)
+
+    def with_option(self, option: str) -> "RangeNeeded":
+        """The same error naming the option as the caller spells it (``--heads H``)."""
+        return RangeNeeded(self.axis, self.value, self.source, option)
 
 BYTES_PER_ENTRY = 4  # room for the engine's matrices beside the mask itself
 _module_ids = itertools.count()
@@ -98,8 +121,12 @@ def mask_mod_to_mask(
 ) -> np.ndarray:
     """Return ``M[q, k] = fn(0, 0, q, k)`` for a FlexAttention-style ``mask_mod`` on ``n`` positions.
 
-    ``fn(b, h, q_idx, kv_idx)`` is called once with numpy arrays: ``b`` and ``h``
-    int64 zeros, ``q_idx`` of shape (n, 1) and ``kv_idx`` of shape (1, n). Its
+    The mask must not depend on the head or batch index: it is also evaluated at
+    ``h`` and ``b`` in :data:`PROBES`, and any difference raises
+    :class:`RangeNeeded` (declare the ranges and use :mod:`theory.heads`).
+
+    ``fn(b, h, q_idx, kv_idx)`` is called with numpy arrays: ``b`` and ``h``
+    int64 scalars, ``q_idx`` of shape (n, 1) and ``kv_idx`` of shape (1, n). Its
     result must broadcast to (n, n) and hold booleans or 0/1; a result that does
     not depend on the indices broadcasts too (``return True`` is the all-true
     mask). Only mask_mods are accepted, not factories that return one: pass the
@@ -110,9 +137,42 @@ def mask_mod_to_mask(
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     >>> mask_mod_to_mask(lambda b, h, q, kv: True, 2).tolist()
     [[True, True], [True, True]]
+    >>> try:
+    ...     mask_mod_to_mask(lambda b, h, q, kv: (q >= kv) | (h == 1), 2, source="m")
+    ... except RangeNeeded as exc:
+    ...     print(exc)
+    m: mask_mod depends on h; give heads=H (h = 0 and h = 1 give different masks: every head must be evaluated)
+    """
+    first = evaluate_mask_mod(fn, n, source=source, fallback=fallback)
+    require_independent(fn, n, first, ("h", "b"), source=source, fallback=fallback)
+    return first
+
+
+def require_independent(fn, n: int, first: np.ndarray, axes, *, source: str = "mask_mod",
+                        fallback: MaskModFallback | None = None, b: int = 0, h: int = 0) -> None:
+    """Raise :class:`RangeNeeded` when ``fn`` at ``axis`` = a value of :data:`PROBES` differs from ``first``.
+
+    ``first`` is the mask at ``(b, h)``; each axis in ``axes`` (``"h"``, ``"b"``) is
+    varied alone, the other kept.
+    """
+    for axis in axes:
+        for value in PROBES:
+            at = {"b": b, "h": h, axis: value}
+            if not np.array_equal(evaluate_mask_mod(fn, n, source=source, fallback=fallback, **at), first):
+                raise RangeNeeded(axis, value, source)
+
+
+def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None,
+                      b: int = 0, h: int = 0) -> np.ndarray:
+    """``M[q, k] = fn(b, h, q, k)`` at one batch index ``b`` and head ``h`` (see :func:`mask_mod_to_mask`).
+
+    >>> evaluate_mask_mod(lambda b, h, q, kv: (q >= kv) | (h == 1), 2, h=1).tolist()
+    [[True, True], [True, True]]
     """
     n = check_n(n, source)
     check_mask_fits(n, source)
+    if b or h:
+        fn = _at(fn, b, h)
     zero = np.zeros((), dtype=np.int64)
     q_idx = np.arange(n, dtype=np.int64)[:, None]  # (n, 1)
     kv_idx = np.arange(n, dtype=np.int64)[None, :]  # (1, n)
@@ -163,3 +223,17 @@ def broadcast_mask(result, n: int, source: str | None = "mask_mod") -> np.ndarra
 
 def _name(fn) -> str:
     return getattr(fn, "__name__", type(fn).__name__)
+
+
+def _at(fn: Callable, b: int, h: int) -> Callable:
+    """``fn`` with its batch and head indices fixed at ``b`` and ``h``.
+
+    The indices it receives (numpy or torch zeros) are shifted, ``zero + b``, so
+    they keep their type for numpy, torch and vmap alike.
+    """
+
+    def at(b_idx, h_idx, q_idx, kv_idx):
+        return fn(b_idx + b, h_idx + h, q_idx, kv_idx)
+
+    at.__name__ = _name(fn)
+    return at
