@@ -7,7 +7,11 @@
 - :func:`exhaustive_outcome`: every mask of size n (or one shard of them) through a
   vectorised predicate; the first flagged mask is decoded and explained.
 - :func:`z3_outcome`: the queries of :mod:`solvers.z3_claims` proved by negation;
-  a model is decoded into a mask and re-checked with numpy after the fact.
+  a model is decoded into a mask and re-checked with numpy after the fact; in the
+  same run the run-time controls (:func:`solvers.z3_queries.run_controls`) check that
+  the premises admit the causal and the bidirectional mask and that a planted false
+  variant of the claim is refuted — otherwise the verdict is ``unknown``. The controls
+  are recorded in ``details["controls"]`` (and so in the certificate).
 - :func:`shortest_path`: a plain breadth-first search for witnesses (independent of
   the engine being checked).
 
@@ -94,6 +98,10 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     ``confirm(mask)`` re-checks a decoded mask with numpy and describes it (it goes
     into the counterexample or the witness). ``shape_only``: an ``unsat`` of an
     existence query only rules out witnesses of one shape, so it is ``unknown``.
+    A definite verdict stands only if the run-time controls pass: every query's
+    premises admit known non-trivial masks, and ``build(n, encoding, planted=True)``
+    (a false variant of the claim on the same premises) comes out ``sat`` (``unsat``
+    for an existence statement); otherwise ``unknown`` with the control's reason.
     """
     from hasse.solvers.z3_queries import prove
 
@@ -106,6 +114,10 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     answers = prove(queries, ctx.remaining)
     details["queries"] = [{"query": a.query, "status": a.status, "seconds": round(a.seconds, 4)} for a in answers]
     last = answers[-1]
+    if last.status != "unknown":
+        failure = _controls(n, ctx, build, encoding, queries, existence, details)
+        if failure is not None:
+            return Outcome(UNKNOWN, len(answers), reason=failure, details=details)
     if last.status == "sat":
         described = {"mask": rows01(last.value), "query": last.query, "fails": list(last.failing)}
         if confirm is not None:
@@ -121,6 +133,20 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
         return Outcome(REFUTED, len(answers), counterexample={"none": f"no mask of size {n} has the property"},
                        details=details)
     return Outcome(PROVED, len(answers), details=details)
+
+
+def _controls(n: int, ctx: Context, build, encoding: str, queries: list, existence: bool,
+              details: dict) -> str | None:
+    """Run the run-time controls of one Z3 check; record them in ``details``; the reason to say unknown, or None."""
+    from hasse.solvers.z3_queries import UNSAT, run_controls
+
+    start = time.monotonic()
+    planted = build(n, encoding, planted=True)
+    controls = run_controls(queries, planted, ctx.remaining, expect=UNSAT if existence else "sat")
+    details["controls"] = controls.to_json() | {"seconds": round(time.monotonic() - start, 4)}
+    if not planted:
+        details["controls"]["note"] = f"no false variant of the claim at n = {n} (the space has one mask)"
+    return controls.failure
 
 
 def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndarray],

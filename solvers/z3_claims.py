@@ -17,6 +17,14 @@ each ``proofs/<name>.py`` says what is encoded and why the better form is sound.
 
 The theorems on the Hasse diagram and the sparse realisation are in
 :mod:`solvers.z3_hasse`. Nothing here calls the theory code.
+
+Planted false variants (run-time controls, :func:`solvers.z3_queries.run_controls`):
+``THEOREM_NAME(n, encoding, planted=True)`` returns the queries of a claim that is
+*false* at that ``n`` (``n >= 2``; ``[]`` at ``n = 1``, where the space has one
+mask), built on the same hypotheses and symmetry breaking: each must come out
+``sat`` (for the existence statement: ``unsat``), or the verdict is unknown. Most
+need a path of ``n - 1`` hops (the chain ``0 -> 1 -> … -> n-1``), so symmetry
+breaking that cuts deep masks away is caught, not only vacuous premises.
 """
 
 from __future__ import annotations
@@ -83,18 +91,26 @@ def _limit_columns(a, sources, depth):
 # ---------------------------------------------------------------- reach_monotone_in_depth
 
 
-def reach_monotone_in_depth(n: int, encoding: str = "better") -> list[Query]:
-    """``A^L <= A^(L+1)`` entrywise for ``L = 0 … n``."""
+def reach_monotone_in_depth(n: int, encoding: str = "better", planted: bool = False) -> list[Query]:
+    """``A^L <= A^(L+1)`` entrywise for ``L = 0 … n``.
+
+    ``planted``: the false claim ``A^(n-1) <= A^(n-2)`` (nothing new at depth ``n - 1``).
+    """
     m, a = mask_and_dependency(n, encoding)
+    if planted and n < 2:
+        return []
+    # (L, L + 1): the pairs of depths compared; planted: the reverse inclusion at the deepest step
+    steps = [(n - 1, n - 2)] if planted else [(L, L + 1) for L in range(n + 1)]
+    name = "A^(n-1) <= A^(n-2) (planted false claim)" if planted else "A^L <= A^(L+1)"
     if encoding == "naive":
         p = encode_powers(a, n + 1)
-        target = named_disjuncts((f"A^{L}[{q},{k}] and not A^{L + 1}[{q},{k}]", and_(p[L][q][k], not_(p[L + 1][q][k])))
-                          for L in range(n + 1) for q in range(n) for k in range(n))
-        return [Query("A^L <= A^(L+1)", m, [], target)]
+        target = named_disjuncts((f"A^{L}[{q},{k}] and not A^{M}[{q},{k}]", and_(p[L][q][k], not_(p[M][q][k])))
+                                 for L, M in steps for q in range(n) for k in range(n))
+        return [Query(name, m, [], target)]
     cols = encode_column_powers(a, 0, n + 1)
-    target = named_disjuncts((f"A^{L}[{q},0] and not A^{L + 1}[{q},0]", and_(cols[L][q], not_(cols[L + 1][q])))
-                      for L in range(n + 1) for q in range(n))
-    return [Query("A^L <= A^(L+1), source 0", m, sorted_by_distance(cols, 1), target)]
+    target = named_disjuncts((f"A^{L}[{q},0] and not A^{M}[{q},0]", and_(cols[L][q], not_(cols[M][q])))
+                             for L, M in steps for q in range(n))
+    return [Query(f"{name}, source 0", m, sorted_by_distance(cols, 1), target)]
 
 
 # ---------------------------------------------------------------- reach_stable_by_n_minus_1
@@ -114,13 +130,19 @@ def encode_longest_distance(layers_by_source: list) -> tuple[z3.ArithRef, list]:
     return _last_index(nonempty), nonempty
 
 
-def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
+def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None = None,
+                              planted: bool = False) -> list[Query]:
     """``A^(n-1) = A^n``; ``L* = min{L : A^L = A^(L+1)}`` equals the largest finite hop distance.
 
     ``at`` replaces ``n - 1`` in the first claim (``A^at = A^(at+1)``): smaller values
-    are false claims, used to test that the encodings refute them.
+    are false claims, used to test that the encodings refute them. ``planted``: the
+    false claims ``A^(n-2) = A^(n-1)`` and "no hop distance is ``n - 1``".
     """
     m, a = mask_and_dependency(n, encoding)
+    if planted:
+        if n < 2:
+            return []
+        at = n - 2
     last = max(n - 1, 0) if at is None else at
     if encoding == "naive":
         p = encode_powers(a, max(n, last + 1))
@@ -131,6 +153,9 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
         longest, nonempty = encode_longest_distance([encode_layers(m, k, n) for k in range(n)])
         equal = Query("L* = largest finite hop distance", m, [], named_disjuncts(
             [("a hop distance of n or more", nonempty[n]), ("L* != largest hop distance", depth != longest)]))
+        if planted:
+            equal = Query("no hop distance n - 1 (planted false claim)", m, [],
+                          {"a hop distance of n - 1": nonempty[n - 1]})
         return [stable, equal]
     cols = encode_column_powers(a, 0, max(n, last + 1))
     sym = sorted_by_distance(cols, 1)
@@ -142,6 +167,9 @@ def reach_stable_by_n_minus_1(n: int, encoding: str = "better", at: int | None =
     equal = Query("L*_0 = largest finite hop distance from 0", m, sym, named_disjuncts(
         [("a hop distance of n or more", nonempty[n]), ("L*_0 != largest hop distance from 0", depth != longest)]),
         incremental=True)
+    if planted:
+        equal = Query("no hop distance n - 1 from 0 (planted false claim)", m, sym,
+                      {"a hop distance of n - 1 from 0": nonempty[n - 1]})
     return [stable, equal]
 
 
@@ -168,21 +196,40 @@ def _preorder_targets(r, tuples):
                 for k, j, q in tuples)
 
 
-def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None) -> list[Query]:
-    """``R* = A^(n-1)`` is reflexive and transitive (``at`` replaces ``n - 1``: smaller values are false claims)."""
+def limit_is_preorder(n: int, encoding: str = "better", at: int | None = None,
+                      planted: bool = False) -> list[Query]:
+    """``R* = A^(n-1)`` is reflexive and transitive (``at`` replaces ``n - 1``: smaller values are false claims).
+
+    ``planted``: the false claim "``A^(n-2)`` is transitive" (``n >= 3``); at ``n = 2``,
+    where ``A^0 = I`` is a preorder, "``R*`` is symmetric".
+    """
     m, a = mask_and_dependency(n, encoding)
+    if planted and n < 2:
+        return []
+    symmetric = planted and n == 2
+    if planted and n >= 3:
+        at = n - 2
     depth = max(n - 1, 0) if at is None else at
+    name = "R* symmetric (planted false claim)" if symmetric else \
+        "A^(n-2) reflexive and transitive (planted false claim)" if planted else "R* reflexive and transitive"
+
+    def targets(r, pairs, triples):
+        if symmetric:
+            return named_disjuncts((f"R*[{q},{k}] but not R*[{k},{q}]", and_(r(q, k), not_(r(k, q))))
+                                   for k, q in pairs if k != q)
+        return named_disjuncts(_preorder_targets(r, triples))
+
     if encoding == "naive":
         r = encode_powers(a, depth)[-1]
         triples = [(k, j, q) for k in range(n) for j in range(n) for q in range(n)]
-        return [Query("R* reflexive and transitive", m, [], named_disjuncts(_preorder_targets(lambda q, k: r[q][k],
-                                                                                      triples)))]
+        pairs = [(k, q) for k in range(n) for q in range(n)]
+        return [Query(name, m, [], targets(lambda q, k: r[q][k], pairs, triples))]
     # A failure names k, j, q: label them 0, 1, 2 in that order (k is the source whose column is sorted).
     triples = [t for t in canonical_roles(3) if max(t) < n]
+    pairs = [t for t in canonical_roles(2) if max(t) < n]
     cols = _limit_columns(a, range(min(2, n)), depth)
-    return [Query("R* reflexive and transitive, (k, j, q) relabelled", m,
-                  sorted_by_distance(cols[0], min(3, n)),
-                  named_disjuncts(_preorder_targets(lambda q, k: cols[k][-1][q], triples)), incremental=True)]
+    return [Query(f"{name}, (k, j, q) relabelled", m, sorted_by_distance(cols[0], min(3, n)),
+                  targets(lambda q, k: cols[k][-1][q], pairs, triples), incremental=True)]
 
 
 # ---------------------------------------------------------------- quotient_is_partial_order
@@ -201,20 +248,37 @@ def _quotient_targets(r, quads, pairs, triples):
                 for k, j, q in triples)
 
 
-def quotient_is_partial_order(n: int, encoding: str = "better") -> list[Query]:
-    """On classes (``E = R* and R*^T``), ``[k] <= [q] iff R*[q][k]`` is well defined and a partial order."""
+def _singleton_targets(r, pairs):
+    """Ways a class holds two positions (the planted false claim "every class is one position")."""
+    return named_disjuncts((f"{k} ~ {q}, k != q", and_(r(q, k), r(k, q))) for k, q in pairs if k != q)
+
+
+def quotient_is_partial_order(n: int, encoding: str = "better", planted: bool = False) -> list[Query]:
+    """On classes (``E = R* and R*^T``), ``[k] <= [q] iff R*[q][k]`` is well defined and a partial order.
+
+    ``planted``: the false claim "the order on classes is a partial order and every class is one
+    position".
+    """
     m, a = mask_and_dependency(n, encoding)
+    if planted and n < 2:
+        return []
+    extra = _singleton_targets if planted else (lambda r, pairs: {})
+    suffix = " and every class one position (planted false claim)" if planted else ""
     if encoding == "naive":
         r = naive_limit(a, n)
         every = range(n)
-        return [Query("order on classes", m, [], named_disjuncts(_quotient_targets(
-            lambda q, k: r[q][k], [(a_, b, c, d) for a_ in every for b in every for c in every for d in every],
-            [(k, q) for k in every for q in every], [(k, j, q) for k in every for j in every for q in every])))]
+        pairs = [(k, q) for k in every for q in every]
+        rq = lambda q, k: r[q][k]  # noqa: E731
+        return [Query("order on classes" + suffix, m, [], named_disjuncts(_quotient_targets(
+            rq, [(a_, b, c, d) for a_ in every for b in every for c in every for d in every],
+            pairs, [(k, j, q) for k in every for j in every for q in every])) | extra(rq, pairs))]
     fits = lambda ts: [t for t in ts if max(t) < n]  # noqa: E731
     quads, pairs, triples = fits(canonical_roles(4)), fits(canonical_roles(2)), fits(canonical_roles(3))
     cols = _limit_columns(a, range(min(4, n)), max(n - 1, 0))
-    return [Query("order on classes, named positions relabelled", m, sorted_by_distance(cols[0], min(4, n)),
-                  named_disjuncts(_quotient_targets(lambda q, k: cols[k][-1][q], quads, pairs, triples)), incremental=True)]
+    rc = lambda q, k: cols[k][-1][q]  # noqa: E731
+    return [Query("order on classes, named positions relabelled" + suffix, m, sorted_by_distance(cols[0], min(4, n)),
+                  named_disjuncts(_quotient_targets(rc, quads, pairs, triples)) | extra(rc, pairs),
+                  incremental=True)]
 
 
 # ---------------------------------------------------------------- no_residual_can_oscillate
@@ -225,22 +289,25 @@ def index_bound(n: int) -> int:
     return (n - 1) ** 2 + 1
 
 
-def no_residual_can_oscillate(n: int, encoding: str = "better") -> list[Query]:
+def no_residual_can_oscillate(n: int, encoding: str = "better", planted: bool = False) -> list[Query]:
     """Existence, ``A = M`` (diagonal free): some mask's powers never settle.
 
     naive: ``A^T != A^(T+1)`` at ``T = (n-1)^2 + 1``, past any pre-period, so the
     powers never settle (``unsat`` would refute the statement at this n);
     better: a lasso of pre-period 0 and period 2, ``A^2 = I != A`` (only two
     products; ``unsat`` would only say that no witness has that shape).
+    ``planted``: the same search *with* the residual (``A = I or M``), a false existence
+    statement: its control must come out ``unsat`` (no witness).
     """
     require_encoding(encoding)
     m = encode_mask(n, diagonal=True)
-    a = encode_dependency(m, residual=False)
+    a = encode_dependency(m, residual=planted)
+    suffix = ", with the residual (planted false claim)" if planted else ""
     if encoding == "naive":
         t = index_bound(n)
         p = encode_powers(a, t + 1)
-        return [Query("some mask with A^T != A^(T+1), T = (n-1)^2+1", m, [],
+        return [Query("some mask with A^T != A^(T+1), T = (n-1)^2+1" + suffix, m, [],
                       {f"A^{t} != A^{t + 1}": not_(matrices_equal(p[t], p[t + 1]))})]
     p = encode_powers(a, 2)
-    return [Query("some mask with A^2 = I != A", m, [],
+    return [Query("some mask with A^2 = I != A" + suffix, m, [],
                   {"A^2 = I and A != I": and_(matrices_equal(p[2], p[0]), not_(matrices_equal(p[1], p[0])))})]

@@ -7,10 +7,16 @@ limit ``R*``, so the better encodings describe ``R*`` by a characterisation inst
 of unrolled powers: the reflexive–transitive closure relation
 (:func:`solvers.z3_masks.encode_closure_relation`) or, for the sparse realisation,
 any preorder (:func:`solvers.z3_masks.encode_preorder`).
+
+``planted=True`` gives false variants on the same hypotheses (run-time controls,
+:func:`solvers.z3_queries.run_controls`; ``[]`` at ``n = 1``): "the closure of the
+Hasse diagram relates no two positions", "every Hasse edge is implied by the others",
+"no predicted hop distance is ``n - 1``".
 """
 
 from __future__ import annotations
 
+import numpy as np
 import z3
 
 from hasse.solvers.z3_claims import (canonical_roles, constant, first_index, mask_and_dependency, naive_limit,
@@ -18,7 +24,7 @@ from hasse.solvers.z3_claims import (canonical_roles, constant, first_index, mas
 from hasse.solvers.z3_masks import (encode_closure_relation, encode_layers, encode_powers,
                                     encode_preorder, encode_product, matrices_equal)
 from hasse.solvers.z3_prove import and_, not_, or_
-from hasse.solvers.z3_queries import Query
+from hasse.solvers.z3_queries import Query, known_masks
 
 
 # ---------------------------------------------------------------- hasse_closure_is_limit
@@ -40,9 +46,15 @@ def _without_class_edge(g, e, upper, lower):
     return [[and_(g[x][y], not_(and_(e[x][upper], e[y][lower]))) for y in range(n)] for x in range(n)]
 
 
-def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
-    """The closure of the Hasse diagram with classes as cliques is ``R*``; no Hasse edge can be left out."""
+def hasse_closure_is_limit(n: int, encoding: str = "better", planted: bool = False) -> list[Query]:
+    """The closure of the Hasse diagram with classes as cliques is ``R*``; no Hasse edge can be left out.
+
+    ``planted``: the false claims "the closure relates no two positions" and "every Hasse
+    edge is implied by the others".
+    """
     m, a = mask_and_dependency(n, encoding)
+    if planted:
+        return [] if n < 2 else _hasse_planted(m, a, n, encoding)
     if encoding == "naive":
         r = naive_limit(a, n)
         _, h, e, g = encode_hasse_diagram(r, n)
@@ -66,6 +78,27 @@ def hasse_closure_is_limit(n: int, encoding: str = "better") -> list[Query]:
     minimal = Query("no Hasse edge can be left out, edge [0]->[1]", m, hyp + hyp_c2,
                     {"Hasse edge [0]->[1] implied by the others": and_(h[1][0], c2[1][0])})
     return [closure, minimal]
+
+
+def _hasse_planted(m, a, n, encoding):
+    """The planted false variants of :func:`hasse_closure_is_limit`, on its hypotheses (``n >= 2``)."""
+    if encoding == "naive":
+        r = naive_limit(a, n)
+        _, h, e, g = encode_hasse_diagram(r, n)
+        c = encode_powers(g, max(n - 1, 0))[-1]
+        c2 = encode_powers(_without_class_edge(g, e, 1, 0), max(n - 1, 0))[-1]
+        hyp = hyp_c = hyp_c2 = []
+    else:
+        r, hyp = encode_closure_relation(m, "R")
+        _, h, e, g = encode_hasse_diagram(r, n)
+        c, hyp_c = encode_closure_relation(g, "C")
+        c2, hyp_c2 = encode_closure_relation(_without_class_edge(g, e, 1, 0), "C2")
+    related = Query("the closure of the Hasse diagram relates no two positions (planted false claim)", m,
+                    hyp + hyp_c, named_disjuncts((f"closure[{q},{k}]", c[q][k])
+                                                 for q in range(n) for k in range(n) if q != k))
+    implied = Query("the Hasse edge [0]->[1] is implied by the others (planted false claim)", m, hyp + hyp_c2,
+                    {"Hasse edge [0]->[1] not implied by the others": and_(h[1][0], not_(c2[1][0]))})
+    return [related, implied]
 
 
 # ---------------------------------------------------------------- sparse_realisation_keeps_hasse
@@ -125,13 +158,22 @@ def _largest(values, where):
     return best
 
 
-def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Query]:
-    """The sparse mask ``S`` has the limit ``R*`` of ``M``; ``L*(S)`` equals the predicted depth."""
+def sparse_realisation_keeps_hasse(n: int, encoding: str = "better", planted: bool = False) -> list[Query]:
+    """The sparse mask ``S`` has the limit ``R*`` of ``M``; ``L*(S)`` equals the predicted depth.
+
+    ``planted``: the false claim "``L*(S)`` (naive) / every predicted hop distance from
+    position 0 (better) is at most ``n - 2``".
+    """
     m, a = mask_and_dependency(n, encoding)
+    if planted and n < 2:
+        return []
     if encoding == "naive":
         r = naive_limit(a, n)
         e, h, first, s = encode_sparse_realisation(r, n)
         ps = encode_powers(s, n)
+        if planted:
+            depth = first_index([matrices_equal(ps[L], ps[L + 1]) for L in range(n)])
+            return [Query("L*(S) <= n - 2 (planted false claim)", m, [], {"L*(S) = n - 1": depth == n - 1})]
         same = Query("R*(S) = R*(M)", m, [], named_disjuncts(
             (f"R*(S)[{q},{k}] != R*[{q},{k}]", z3.Xor(ps[max(n - 1, 0)][q][k], r[q][k]))
             for q in range(n) for k in range(n)))
@@ -145,6 +187,11 @@ def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Que
     e, h, first, s = encode_sparse_realisation(r, n)
     bits = (3 * n + 1).bit_length() + 1  # distances and sizes stay below 3n
     pd = encode_predicted_distances(e, h, first, n, bits)
+    known = {name: values | np.eye(n, dtype=bool) for name, values in known_masks(n).items()}  # their limits
+    if planted:
+        return [Query("every predicted hop distance from 0 is at most n - 2 (planted false claim)", r, hyp,
+                      named_disjuncts((f"pd[{y},0] = n - 1", and_(r[y][0], pd[y][0] == n - 1)) for y in range(n)),
+                      logic="QF_BV", admits=known)]
     queries = []
     for x in range(n):  # one pair of queries per source x: smaller problems, solved one after the other
         closed, justified, shortest = [], [], []
@@ -162,7 +209,7 @@ def sparse_realisation_keeps_hasse(n: int, encoding: str = "better") -> list[Que
                 justified.append((f"no step of S justifies pd[{y},{x}]", and_(r[y][x], not_(or_(steps)))))
         justified.append((f"pd[{x},{x}] != 0", pd[x][x] != 0))
         queries.append(Query(f"source {x}: R*(S) = R* (closed under S, justified by S-steps)", r, hyp,
-                             named_disjuncts(closed + justified), incremental=True, logic="QF_BV"))
+                             named_disjuncts(closed + justified), incremental=True, logic="QF_BV", admits=known))
         queries.append(Query(f"source {x}: no path of S shorter than pd", r, hyp, named_disjuncts(shortest),
-                             incremental=True, logic="QF_BV"))
+                             incremental=True, logic="QF_BV", admits=known))
     return queries
