@@ -97,14 +97,16 @@ def load_family(source) -> tuple[Task, ...]:
     return _load_family(source)
 
 
-def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True) -> MaskAnalysis:
+def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True,
+                     empty_rows: str = "attend-none") -> MaskAnalysis:
     """Analyse a mask: convergence depth, classes, Hasse diagram, density, empty rows.
 
     Definitions (design §2): ``A = M ∨ I`` (``A = M`` with ``residual=False``);
     ``L* = min {L : A^L = A^(L+1)}``; the classes are the strongly connected
     components of ``R* = A^(L*)`` in canonical order; the Hasse edges are the
     covering pairs of classes, lower → upper. With ``layers`` the analysis also
-    holds ``R(layers)``.
+    holds ``R(layers)``. ``empty_rows`` reads queries that attend no key
+    (``"attend-none"``: the mask as given; ``"attend-all"``: every key; ``"error"``).
 
     Returns
     -------
@@ -120,7 +122,8 @@ def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True) 
     (5, False, 6)
     """
     named = load_mask(mask)
-    return _mask_to_analysis(named.matrix, residual=residual, layers=layers, names=named.names)
+    return _mask_to_analysis(named.matrix, residual=residual, layers=layers, names=named.names,
+                             empty_rows=empty_rows)
 
 
 def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
@@ -138,13 +141,15 @@ def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
     return _reach(load_mask(mask).matrix, layers, residual=residual)
 
 
-def find_leaks(task, layers: int | None = None) -> LeakReport:
+def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all") -> LeakReport:
     """Every supervised position that depends on a position holding its own target, with the shortest witness path.
 
     Definition (design §3): position ``p`` with target ``t`` leaks within ``L``
     layers iff some ``j`` whose content includes token ``t`` has ``R(L)[p, j]``;
     ``layers=None`` means in the limit (every depth). Isolation groups of the
-    task are checked the same way.
+    task are checked the same way. A query that attends no key is read by
+    ``empty_rows``: ``"attend-all"`` (default: as additive-mask kernels, every
+    key), ``"attend-none"`` (as FlexAttention and flash kernels) or ``"error"``.
 
     Returns
     -------
@@ -157,21 +162,23 @@ def find_leaks(task, layers: int | None = None) -> LeakReport:
     >>> report.leak_free, min(leak.depth for leak in report.leaks)
     (False, 2)
     """
-    return _find_leaks(load_task(task), layers)
+    return _find_leaks(load_task(task), layers, empty_rows=empty_rows)
 
 
-def find_flows(mask, sources: Iterable[int], sinks: Iterable[int]) -> tuple[Flow, ...]:
+def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
+               empty_rows: str = "attend-all") -> tuple[Flow, ...]:
     """Each position of ``sinks`` that depends (in the limit) on a position of ``sources``, with the shortest path.
 
     Definition: a flow ``s → d`` exists iff ``R*[d, s]``; the path is a shortest
-    hop path, so its length is the depth at which the flow first appears.
+    hop path, so its length is the depth at which the flow first appears. Empty
+    rows are read by ``empty_rows`` as in :func:`find_leaks`.
 
     Cost: O(n · e / w).
 
     >>> [f.path for f in find_flows("causal:n=4", [0], [3])]
     [(0, 3)]
     """
-    return _find_flows(load_mask(mask).matrix, sources, sinks)
+    return _find_flows(load_mask(mask).matrix, sources, sinks, empty_rows=empty_rows)
 
 
 def family_to_merged_task(family) -> MergedTask:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import sys
 
+from dataclasses import replace
+
+from hasse.masks_in import add_empty_rows_argument, add_range_arguments
 from hasse.output import print_json, warn
 from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
+from hasse.theory.empty_rows import ANALYZE_DEFAULT
 from hasse.theory.errors import InputError
 
 HELP = "depth, classes and Hasse diagram of a mask"
@@ -21,6 +25,17 @@ Hasse diagram of the order between them are printed.
 "dense" means one layer already realises the whole limit (M or I = R*).
 With --no-residual (the negative control) the powers M^L may cycle forever:
 the pre-period and period of that sequence are reported instead of a limit.
+
+Empty rows (queries attending no key, not even themselves) are analysed as given
+by default (--empty-rows attend-none): analyze describes the mask. What a real
+kernel does there differs (additive masks: every key; FlexAttention, flash and
+safe-softmax SDPA: zeros; a hand-written -inf softmax: NaN), so they are named
+in the report; --empty-rows attend-all analyses them as attending every key,
+--empty-rows error (or --strict) refuses them.
+
+A file.py:mask_mod that reads h or b must be given its ranges: --heads H (the
+layer's mask is the union over heads h < H, each head's empty rows read first)
+and --batch B (each batch row b < B analysed on its own).
 """
 EPILOG = """\
 examples:
@@ -29,6 +44,7 @@ examples:
   hasse analyze causal:n=5 --json
   hasse analyze mask.txt --no-residual
   hasse analyze masks.py:prefix --n 12 --png prefix.png --dot prefix.dot
+  hasse analyze masks.py:per_head --n 8 --heads 4 --batch 2
 
 exit status: 0 analysed; 2 bad input (one line on stderr).
 """
@@ -43,26 +59,30 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram (needs matplotlib)")
     p.add_argument("--dot", metavar="FILE", help="write the Hasse diagram as Graphviz DOT ('-' for stdout)")
-    p.add_argument("--strict", action="store_true", help="treat empty rows (queries attending nothing) as an error")
+    p.add_argument("--strict", action="store_true", help="same as --empty-rows error")
+    add_empty_rows_argument(p, ANALYZE_DEFAULT)
+    add_range_arguments(p)
     p.add_argument("--ascii", action="store_true", help="draw the matrix view with ASCII characters only")
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
-    from hasse.masks_in import load
+    from hasse.masks_in import load_heads
 
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
-    named = load(args.mask, n=args.n)
+    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch)
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
-    analysis = mask_to_analysis(named.matrix, residual=not args.no_residual, layers=args.layers, names=named.names)
-    if analysis.empty_rows:
-        rows = ", ".join(map(str, analysis.empty_rows[:10])) + (" ..." if len(analysis.empty_rows) > 10 else "")
-        message = f"{named.spec}: {len(analysis.empty_rows)} empty row(s) (queries attending no key, not even themselves): {rows}"
-        if args.strict:
-            raise InputError(message.split(": ", 1)[1], named.spec)
-        warn(message + "; many kernels return NaN or zeros there")
+    policy = "error" if args.strict else args.empty_rows
+    analyses = [batch_analysis(grid, b, named, policy, args) for b in range(grid.batch_rows)]
+    analysis = analyses[0]
+    for b, a in enumerate(analyses):
+        if a.empty_rows and a.empty_row_policy == "attend-none":
+            where = f" batch row {b}" if grid.batch is not None else ""
+            warn(f"{named.spec}{where}: {len(a.empty_rows)} empty row(s) (queries attending no key, not even "
+                 f"themselves): {_rows(a.empty_rows)}; analysed as given (attend-none), but additive-mask kernels "
+                 "attend every key there and a -inf softmax gives NaN (see --empty-rows)")
     if args.dot:
         from hasse.dot import to_dot
 
@@ -78,13 +98,34 @@ def run(args) -> int:
 
         draw_analysis(analysis, args.png, title=named.spec)
     if args.json:
-        print_json(analysis_json(analysis))
+        if grid.batch is None:
+            print_json(analysis_json(analysis, grid))
+        else:
+            print_json({"batch": grid.batch, "heads": grid.heads,
+                        "batches": [dict(analysis_json(a, grid, b), batch_row=b) for b, a in enumerate(analyses)]})
     elif args.dot != "-":
-        print(report(analysis, named.spec, ascii=args.ascii))
+        for b, a in enumerate(analyses):
+            if grid.batch is not None:
+                print(("" if b == 0 else "\n") + f"=== batch row {b} of {grid.batch} ===")
+            print(report(a, named.spec, ascii=args.ascii, grid=grid, b=b))
         for path, what in ((args.png, "picture"), (args.dot, "DOT")):
             if path and path != "-":
-                print(f"{what} written to {path}")
+                print(f"{what} written to {path}" + (" (batch row 0)" if grid.batch is not None else ""))
     return 0
+
+
+def batch_analysis(grid, b: int, named, policy: str, args) -> MaskAnalysis:
+    """The analysis of batch row ``b``: its layer mask (union over heads, empty rows read per head)."""
+    from hasse.masks_in import apply_policy
+
+    layer, found = apply_policy(grid, b, policy, named.spec)
+    a = mask_to_analysis(layer, residual=not args.no_residual, layers=args.layers, names=named.names,
+                         empty_rows="attend-none")
+    return replace(a, empty_rows=found.rows, empty_row_policy=found.policy)
+
+
+def _rows(rows) -> str:
+    return ", ".join(map(str, rows[:10])) + (" ..." if len(rows) > 10 else "")
 
 
 def _write(path: str, text: str) -> None:
@@ -95,8 +136,13 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"cannot write: {exc.strerror}", path) from None
 
 
-def analysis_json(a: MaskAnalysis) -> dict:
-    """The JSON object of design.md §7 for ``hasse analyze``."""
+def analysis_json(a: MaskAnalysis, grid=None, b: int = 0) -> dict:
+    """The JSON object of design.md §7 for ``hasse analyze``.
+
+    ``empty_rows`` is an object: ``rows``, ``policy``, ``kernels`` (theory.empty_rows).
+    With declared heads, ``heads`` and ``head_masks`` (per head: ``head``,
+    ``pairs``, ``shape``, ``empty_rows``) describe what the union was taken over.
+    """
     out = {
         "n": a.n,
         "residual": a.residual,
@@ -105,9 +151,12 @@ def analysis_json(a: MaskAnalysis) -> dict:
         "hasse_edges": a.hasse_edges,
         "dense": a.dense,
         "height": a.height,
-        "empty_rows": a.empty_rows,
+        "empty_rows": a.empty_row_report.to_json(),
         "names": a.names,
     }
+    if grid is not None and grid.heads is not None:
+        out["heads"] = grid.heads
+        out["head_masks"] = head_summaries(grid, b)
     if not a.residual:
         out["period"] = a.period
         out["preperiod"] = a.preperiod
@@ -117,11 +166,28 @@ def analysis_json(a: MaskAnalysis) -> dict:
     return out
 
 
-def report(a: MaskAnalysis, spec: str, *, ascii: bool = False) -> str:
+def head_summaries(grid, b: int) -> list[dict]:
+    """Per head of batch row ``b``: allowed pairs, a short shape name, empty rows."""
+    from hasse.theory.heads import shape_name
+
+    empties = grid.head_empty_rows(b)
+    return [{"head": h, "pairs": int(m.sum()), "shape": shape_name(m), "empty_rows": list(empties[h])}
+            for h, m in enumerate(grid.masks[b])]
+
+
+def report(a: MaskAnalysis, spec: str, *, ascii: bool = False, grid=None, b: int = 0) -> str:
     """Human-readable report."""
     from hasse.render_text import classes_view, hasse_view, matrix_view
 
     lines = [f"mask {spec}: n = {a.n} positions, {int(a.mask.sum())} allowed (query, key) pairs"]
+    if grid is not None and grid.heads is not None:
+        lines.append(f"heads: {grid.heads}; the layer's mask is their union (every layer mixes its heads)")
+        lines += [f"  head {s['head']}: {s['shape']}" + (f"; empty rows {_rows(s['empty_rows'])}"
+                                                          if s["empty_rows"] else "") for s in head_summaries(grid, b)]
+    if a.empty_rows:
+        lines.append(a.empty_row_report.describe())
+    else:
+        lines.append("empty rows: none (every query attends some key)")
     if a.n <= 64:
         lines += ["", matrix_view(a.mask, names=a.names, reach=a.reachability, ascii=ascii), ""]
     singletons = all(len(c) == 1 for c in a.classes)

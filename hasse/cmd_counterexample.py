@@ -12,10 +12,12 @@ from __future__ import annotations
 import sys
 
 from hasse.cmd_leak import leak_report, path_text
+from hasse.masks_in import add_empty_rows_argument, flagged
 from hasse.output import print_json
 from hasse.parsers import add_command
 from hasse.tables import task_table
 from hasse.theory.counterexample import Counterexample, design_fixes_n, disagreement, find_counterexample
+from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
@@ -69,13 +71,17 @@ def register(sub) -> None:
     p.add_argument("--inference", metavar="FAMILY",
                    help="also check consistency with this inference family at every n (e.g. block:block=2)")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds for the Z3 search (then inconclusive)")
+    add_empty_rows_argument(p, LEAK_DEFAULT)
     p.set_defaults(run=run)
 
 
 def run(args) -> int:
     direct = args.method == "direct" and not args.inference
     _check_args(args, timeout=not direct)
-    return _run_direct(args) if direct else _run_methods(args)
+    try:
+        return _run_direct(args) if direct else _run_methods(args)
+    except InputError as exc:
+        raise flagged(exc) from None
 
 
 def _check_args(args, timeout: bool) -> None:
@@ -104,7 +110,7 @@ def _progress(args, label: str = ""):
 
 def _run_direct(args) -> int:
     progress = _progress(args)
-    found = find_counterexample(args.design, args.max_n, progress=progress)
+    found = find_counterexample(args.design, args.max_n, progress=progress, empty_rows=args.empty_rows)
     progress(None)
     if args.json:
         out = {"design": args.design, "n": found.n, "property": found.property, "checked": found.checked,
@@ -131,11 +137,11 @@ def _run_methods(args) -> int:
     if args.method in ("direct", "both"):
         progress = _progress(args, "direct: ")
         results.append(find_counterexample(args.design, args.max_n, merged=True, inference=args.inference,
-                                           progress=progress))
+                                           progress=progress, empty_rows=args.empty_rows))
     if args.method in ("z3", "both"):
         progress = _progress(args, "z3: ")
         results.append(search_z3(args.design, args.max_n, inference=args.inference, timeout=args.timeout,
-                                 progress=progress))
+                                 progress=progress, empty_rows=args.empty_rows))
     progress(None)
     loud = disagreement(*results) if len(results) == 2 else None
     if args.json:
@@ -168,6 +174,7 @@ def _task_json(found: Counterexample) -> dict:
     if report is not None:
         out["leaks"] = [x.to_json() for x in report.leaks]
         out["isolation"] = [x.to_json() for x in report.isolation]
+        out["empty_rows"] = report.empty_row_report.to_json()
     return out
 
 

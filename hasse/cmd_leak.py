@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import re
 
-from hasse.output import print_json, warn
+from hasse.masks_in import add_empty_rows_argument, add_range_arguments
+from hasse.output import print_json
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
+from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 from hasse.theory.leak import LeakReport, find_flows, find_leaks
 from hasse.theory.task import Task
@@ -18,6 +20,13 @@ reaches p in at most L attention hops. Every leak is printed with a shortest
 witness path source -> ... -> p; its length is the first depth at which the leak
 appears, so an L-layer model leaks iff depth <= L. Without --layers the verdict is
 for the limit (every depth). Isolate groups (packed documents) are checked too.
+
+A query that attends no key at all (an empty row) depends on whatever the kernel
+makes of it. By default (--empty-rows attend-all) it is read as attending every
+key, as eager attention and SDPA with an additive float mask (finfo.min, -1e30)
+do; --empty-rows attend-none reads it as attending nothing, as FlexAttention,
+flash kernels and SDPA's boolean mask (torch >= 2.5) do (zeros); --empty-rows
+error refuses it (exit 2). The report names the rows, the policy and the kernels.
 """
 LEAK_EPILOG = """\
 TASK is a built-in spec (see `hasse catalog`) or a task .json file:
@@ -30,6 +39,7 @@ examples:
   hasse leak bad_butterfly_crossed:n=4 --layers 1      clean at depth 1, leaks at depth 2
   hasse leak my_task.json --json
   hasse leak bad_block_own_content:n=4,block=2 --png leak.png
+  hasse leak xlnet_task.json --empty-rows attend-none    only for kernels that return zeros
 
 exit status: 0 leak-free; 1 a leak or isolation violation; 2 bad input.
 """
@@ -38,7 +48,9 @@ FLOW_DESCRIPTION = """\
 Forbidden flow: may any position of the --to set depend on a position of the
 --from set (in the limit, or within --layers L)? Each dependent position is
 printed with its nearest source and a shortest path. A position in both sets
-depends on itself (depth 0).
+depends on itself (depth 0). Empty rows are read as in `hasse leak` (default:
+attend every key). A file.py:mask_mod that reads h or b needs --heads H (the
+union over heads) and --batch B (each batch row checked; exit 1 if any flows).
 """
 FLOW_EPILOG = """\
 SET: positions and ranges, e.g. 0,3,5-9 (0-based, ranges inclusive).
@@ -60,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    add_empty_rows_argument(p, LEAK_DEFAULT)
     p.set_defaults(run=run_leak)
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
@@ -69,6 +82,8 @@ def register(sub) -> None:
     f.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     f.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
     f.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    add_empty_rows_argument(f, LEAK_DEFAULT)
+    add_range_arguments(f)
     f.set_defaults(run=run_flow)
 
 
@@ -106,10 +121,7 @@ def load_task_arg(source: str) -> Task:
 def run_leak(args) -> int:
     _check_layers(args.layers)
     task = load_task_arg(args.task)
-    report = find_leaks(task, args.layers)
-    if report.empty_rows:
-        warn(f"{task.name or args.task}: {len(report.empty_rows)} empty row(s) (queries attending nothing): "
-             + ", ".join(map(str, report.empty_rows[:10])))
+    report = find_leaks_flagged(task, args.layers, args.empty_rows)
     if args.png:
         from hasse.draw_mask import draw_mask
 
@@ -125,6 +137,16 @@ def run_leak(args) -> int:
     return 0 if report.leak_free else 1
 
 
+def find_leaks_flagged(task: Task, layers: int | None, empty_rows: str) -> LeakReport:
+    """:func:`theory.leak.find_leaks` with its errors in the command line's words (``--empty-rows``)."""
+    from hasse.masks_in import flagged
+
+    try:
+        return find_leaks(task, layers, empty_rows=empty_rows)
+    except InputError as exc:
+        raise flagged(exc) from None
+
+
 def leak_json(task: Task, report: LeakReport) -> dict:
     within, beyond = report.leaks_within(), [x for x in report.leaks if x not in report.leaks_within()]
     return {
@@ -137,7 +159,7 @@ def leak_json(task: Task, report: LeakReport) -> dict:
         "supervised": report.supervised,
         "target_coverage": report.target_coverage,
         "label_density": report.label_density,
-        "empty_rows": report.empty_rows,
+        "empty_rows": report.empty_row_report.to_json(),
         "positions": task.size,
         "tokens": task.tokens,
     }
@@ -180,6 +202,8 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
                      + (f" ({len(task.isolate)} isolate groups respected)" if task.isolate else ""))
     else:
         lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} {_where(report)}")
+    if report.empty_rows:
+        lines.append(report.empty_row_report.describe(names=names))
     deeper = len(report.leaks) - len(leaks) + len(report.isolation) - len(iso)
     if deeper:
         first = min(x.depth for x in (*report.leaks, *report.isolation) if x.depth > (report.layers or 0))
@@ -201,28 +225,45 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
 
 
 def run_flow(args) -> int:
-    from hasse.masks_in import load
+    from hasse.masks_in import apply_policy, load_heads
 
     _check_layers(args.layers)
-    named = load(args.mask, n=args.n)
+    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch)
     n = named.n
     sources = parse_set(args.sources, n, "--from")
     sinks = parse_set(args.sinks, n, "--to")
-    flows = find_flows(named.matrix, sources, sinks)
-    within = [f for f in flows if args.layers is None or f.depth <= args.layers]
+    rows = []
+    for b in range(grid.batch_rows):
+        layer, found = apply_policy(grid, b, args.empty_rows, named.spec)
+        flows = find_flows(layer, sources, sinks, empty_rows="attend-none")  # the policy is applied per head
+        within = [f for f in flows if args.layers is None or f.depth <= args.layers]
+        rows.append((b, found, flows, within))
     if args.json:
-        print_json({"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
-                    "flow_free": not within, "flows": [f.to_json() for f in within],
-                    "flows_beyond_layers": [f.to_json() for f in flows if f not in within]})
+        out = [{"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
+                "flow_free": not within, "flows": [f.to_json() for f in within],
+                "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
+                "empty_rows": found.to_json()} for b, found, flows, within in rows]
+        if grid.batch is None:
+            print_json(dict(out[0], **({"heads": grid.heads} if grid.heads is not None else {})))
+        else:
+            print_json({"mask": named.spec, "layers": args.layers, "batch": grid.batch, "heads": grid.heads,
+                        "flow_free": all(x["flow_free"] for x in out),
+                        "batches": [dict(x, batch_row=b) for b, x in enumerate(out)]})
     else:
         where = "in the limit (every depth)" if args.layers is None else f"within L = {args.layers} layers"
-        if not within:
-            print(f"{named.spec}: no position of --to depends on --from {where}")
-        else:
-            print(f"{named.spec}: {len(within)} position(s) of --to depend on --from {where}")
-            for f in within[:TABLE_ROWS]:
-                print(f"  {named.names[f.position]} ({f.position}) depth {f.depth}: "
-                      f"{path_text(f.path, named.names)}")
-        if len(flows) > len(within):
-            print(f"note: {len(flows) - len(within)} more appear at greater depth")
-    return 0 if not within else 1
+        for b, found, flows, within in rows:
+            head = named.spec + (f" batch row {b}" if grid.batch is not None else "")
+            if grid.heads is not None and b == 0:
+                print(f"{named.spec}: heads 0..{grid.heads - 1}, each layer's mask the union over them")
+            if found.rows:
+                print(f"{head}: {found.describe(names=named.names)}")
+            if not within:
+                print(f"{head}: no position of --to depends on --from {where}")
+            else:
+                print(f"{head}: {len(within)} position(s) of --to depend on --from {where}")
+                for f in within[:TABLE_ROWS]:
+                    print(f"  {named.names[f.position]} ({f.position}) depth {f.depth}: "
+                          f"{path_text(f.path, named.names)}")
+            if len(flows) > len(within):
+                print(f"note: {len(flows) - len(within)} more appear at greater depth")
+    return 0 if all(not within for _, _, _, within in rows) else 1

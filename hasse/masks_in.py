@@ -34,7 +34,7 @@ def add_empty_rows_argument(p, default: str) -> None:
                         f"(default {default})")
 
 
-def _flagged(exc: InputError) -> InputError:
+def flagged(exc: InputError) -> InputError:
     """The error in the command line's words (``--heads H``, ``--empty-rows``)."""
     if isinstance(exc, RangeNeeded):
         return exc.with_option(OPTIONS[exc.axis])
@@ -62,7 +62,7 @@ def load(source: str, n: int | None = None) -> NamedMask:
     try:
         return load_mask(source, n=n, fallback=torch_fallback_or_none())
     except RangeNeeded as exc:
-        raise _flagged(exc) from None
+        raise flagged(exc) from None
 
 
 def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None):
@@ -96,7 +96,7 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
     try:
         grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none())
     except RangeNeeded as exc:
-        raise _flagged(exc) from None
+        raise flagged(exc) from None
     return NamedMask(grid.masks[0].any(axis=0), default_names(named), source), grid
 
 
@@ -116,7 +116,7 @@ def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
     try:
         return grid.layer(b, policy, source)
     except InputError as exc:
-        raise _flagged(exc) from None
+        raise flagged(exc) from None
 
 
 def empty_rows_line(found: EmptyRows) -> str | None:

@@ -8,6 +8,18 @@ Traceback (most recent call last):
 ...
 AssertionError: 1 leak in the limit (every depth):
   position 1 (target 0) depends on position 0, which holds token 0, at depth 1: 0 -> 1
+
+A mask_mod that reads ``h`` needs the number of heads (a layer mixes them all):
+
+>>> def m(b, h, q, kv):
+...     return (q >= kv) | (h == 1)
+>>> assert_no_leak(m, labels=[1, 2, 3, None], n=4, heads=2)
+Traceback (most recent call last):
+...
+AssertionError: 3 leaks in the limit (every depth):
+  position 0 (target 1) depends on position 1, which holds token 1, at depth 1: 1 -> 0
+  position 1 (target 2) depends on position 2, which holds token 2, at depth 1: 2 -> 1
+  position 2 (target 3) depends on position 3, which holds token 3, at depth 1: 3 -> 2
 """
 
 from __future__ import annotations
@@ -16,9 +28,10 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
+from hasse.theory.heads import HeadMasks, layer_mask, mask_mod_grid, single
 from hasse.theory.leak import nearest_sources
-from hasse.theory.mask import as_mask
 
 
 def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
@@ -35,21 +48,22 @@ def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
     return out
 
 
-def _as_matrix(mask, n: int | None) -> np.ndarray:
+def _as_grid(mask, n: int | None, heads: int | None, batch: int | None) -> HeadMasks:
+    """The masks per batch row and head of whatever ``assert_no_leak`` was given."""
     if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
-        from hasse.masks_in import load
+        from hasse.masks_in import load_heads
 
-        return load(mask, n).matrix
+        return load_heads(mask, n, heads, batch)[1]
     if callable(mask):
         if n is None:
             raise ValueError("a mask_mod needs n, the number of positions")
-        from hasse.theory.mask_mod import mask_mod_to_mask
-
         from hasse.gpu_check.mask_mod import torch_fallback_or_none
 
-        return mask_mod_to_mask(mask, n, source=getattr(mask, "__name__", "mask_mod"),
-                                fallback=torch_fallback_or_none())
-    return as_mask(mask)
+        return mask_mod_grid(mask, n, heads, batch, source=getattr(mask, "__name__", "mask_mod"),
+                             fallback=torch_fallback_or_none())
+    if heads is not None or batch is not None:
+        raise ValueError("heads and batch apply to a mask_mod (a matrix is one mask for every head and batch row)")
+    return single(mask)
 
 
 def assert_no_leak(
@@ -58,6 +72,10 @@ def assert_no_leak(
     sources: Sequence[int | Iterable[int] | None] | None = None,
     layers: int | None = None,
     n: int | None = None,
+    *,
+    heads: int | None = None,
+    batch: int | None = None,
+    empty_rows: str = LEAK_DEFAULT,
 ) -> None:
     """Fail (AssertionError) if any supervised position depends on a position holding its target.
 
@@ -71,26 +89,57 @@ def assert_no_leak(
         ``[MASK]``); default: position ``i`` holds token ``i``.
     layers : check an ``L``-layer model; default every depth (the limit).
     n : number of positions, for a mask_mod.
+    heads : for a mask_mod that reads ``h``: the heads ``0 … heads-1``; a layer's
+        mask is their union. Required when the mask_mod depends on ``h``.
+    batch : for a mask_mod that reads ``b``: the batch rows ``0 … batch-1``, each
+        checked on its own (the message names the rows that leak).
+    empty_rows : how a query that attends no key is read: ``"attend-all"``
+        (default, as additive-mask kernels do: every key), ``"attend-none"``
+        (FlexAttention, flash kernels: zeros) or ``"error"`` (ValueError).
 
     The message lists every leak with its shortest witness path (source first).
     """
+    if layers is not None and (isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 0):
+        raise ValueError(f"layers must be an integer >= 0 or None, got {layers!r}")
     try:
-        matrix = _as_matrix(mask, n)
+        grid = _as_grid(mask, n, heads, batch)
+        size = grid.n
+        targets = _index_sets(labels, size, "labels")
+        held = _index_sets(sources, size, "sources") if sources is not None else [frozenset([i]) for i in range(size)]
+        _check_range(targets, size if sources is None else None, "labels")
+        queries = [(p, t) for p in range(size) for t in sorted(targets[p])]
+        lines = []
+        for b in range(grid.batch_rows):
+            layer, found = layer_mask(grid.masks[b], empty_rows)
+            lines += _leak_lines(layer, held, queries, layers, found, b if grid.batch is not None else None)
     except InputError as exc:
         raise ValueError(str(exc)) from None
-    size = matrix.shape[0]
-    targets = _index_sets(labels, size, "labels")
-    held = _index_sets(sources, size, "sources") if sources is not None else [frozenset([i]) for i in range(size)]
-    queries = [(p, t) for p in range(size) for t in sorted(targets[p])]
-    paths = nearest_sources(matrix, held, queries)
+    if lines:
+        raise AssertionError("\n".join(lines))
+
+
+def _check_range(targets, size: int | None, what: str) -> None:
+    """Every target is a token index >= 0, and < ``size`` when position i holds token i (else vacuous)."""
+    bad = sorted(t for ts in targets for t in ts if t < 0 or (size is not None and t >= size))
+    if bad:
+        span = "a token index >= 0" if size is None else f"a token 0…{size - 1} (position i holds token i)"
+        raise ValueError(f"{what}: {bad[0]} is not {span}")
+
+
+def _leak_lines(layer, held, queries, layers, found, b) -> list[str]:
+    """The failure message's lines for one batch row (empty when it does not leak)."""
+    paths = nearest_sources(layer, held, queries)
     leaks = [(p, t, path) for (p, t) in queries if (path := paths.get((p, t))) and
              (layers is None or len(path) - 1 <= layers)]
-    if leaks:
-        where = "in the limit (every depth)" if layers is None else f"within {layers} layers"
-        lines = [f"{len(leaks)} leak{'s' if len(leaks) > 1 else ''} {where}:"]
-        for p, t, path in leaks[:20]:
-            lines.append(f"  position {p} (target {t}) depends on position {path[0]}, which holds token {t}, "
-                         f"at depth {len(path) - 1}: " + " -> ".join(map(str, path)))
-        if len(leaks) > 20:
-            lines.append(f"  ... and {len(leaks) - 20} more")
-        raise AssertionError("\n".join(lines))
+    if not leaks:
+        return []
+    where = "in the limit (every depth)" if layers is None else f"within {layers} layers"
+    lines = [("" if b is None else f"batch row {b}: ") + f"{len(leaks)} leak{'s' if len(leaks) > 1 else ''} {where}:"]
+    for p, t, path in leaks[:20]:
+        lines.append(f"  position {p} (target {t}) depends on position {path[0]}, which holds token {t}, "
+                     f"at depth {len(path) - 1}: " + " -> ".join(map(str, path)))
+    if len(leaks) > 20:
+        lines.append(f"  ... and {len(leaks) - 20} more")
+    if found.rows:
+        lines.append("  " + found.describe())
+    return lines

@@ -19,11 +19,15 @@ from typing import Callable
 
 from hasse.theory.counterexample import (Counterexample, check_max_n, design_builder, design_sizes,
                                          inference_builder)
+from hasse.theory.empty_rows import LEAK_DEFAULT, read_task
 
 
 def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout: float | None = None,
-              progress: Callable[[int], None] | None = None) -> Counterexample:
-    """The Z3 search (see the module docstring); ``timeout`` bounds the whole search (then ``unknown``)."""
+              progress: Callable[[int], None] | None = None, empty_rows: str = LEAK_DEFAULT) -> Counterexample:
+    """The Z3 search (see the module docstring); ``timeout`` bounds the whole search (then ``unknown``).
+
+    Each task's rows are read by the empty-row policy first (:func:`theory.empty_rows.read_task`).
+    """
     import hasse.theory.merge as merge
     from hasse.solvers.z3_leak_walks import find_leak_or_isolation_walk
 
@@ -52,6 +56,7 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
         for n, tasks in sizes:
             checked.append(n)
             for i, task in enumerate(tasks):
+                task = read_task(task, empty_rows)
                 prop, witness, why = find_leak_or_isolation_walk(task, left, calls)
                 if why:
                     return found(None, None, None, None, None, f"n = {n}, task {i}: {why}")

@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
 from hasse.theory.mask_io import source_kind
@@ -211,12 +212,14 @@ def witness_of(violation: Leak | Flow) -> dict:
 
 
 def find_counterexample(design: str, max_n: int, *, merged: bool = False, inference: str | None = None,
-                        progress: Callable[[int], None] | None = None) -> Counterexample:
+                        progress: Callable[[int], None] | None = None,
+                        empty_rows: str = LEAK_DEFAULT) -> Counterexample:
     """The direct search: the first ``n`` at which (1), (2) with ``merged``, or (3) with ``inference`` holds.
 
     Each size is decided by the kit's analysis: ``find_leaks`` on every task and, with
     ``merged``, on the merged task of a family; ``check_consistency`` with the
-    inference family. ``progress(n)`` is called before each size.
+    inference family. ``progress(n)`` is called before each size. Empty rows are
+    read by the policy ``empty_rows`` (:mod:`theory.empty_rows`; default attend-all).
 
     Raises
     ------
@@ -240,13 +243,13 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
     for n, tasks in sizes:
         checked.append(n)
         for i, task in enumerate(tasks):
-            report = find_leaks(task)
+            report = find_leaks(task, empty_rows=empty_rows)
             if report.leaks or report.isolation:
                 first = (report.leaks or report.isolation)[0]
                 return found(n, "leak" if report.leaks else "isolation", f"task {i}", task, witness_of(first), report)
         if merged and len(tasks) > 1:
             merged_task = merge.family_to_merged_task(tasks).task
-            report = find_leaks(merged_task)
+            report = find_leaks(merged_task, empty_rows=empty_rows)
             if report.leaks:
                 return found(n, "leak", "merged task", merged_task, witness_of(report.leaks[0]), report)
         inference_tasks = infer(n) if infer else None

@@ -78,13 +78,16 @@ class EmptyRows:
         """
         return {"rows": list(self.rows), "policy": self.policy, "kernels": list(self.kernels)}
 
-    def describe(self, limit: int = 10) -> str:
-        """One line for a report: the rows, the policy and what it means.
+    def describe(self, limit: int = 10, names=None) -> str:
+        """One line for a report: the rows, the policy and what it means (``names`` label the rows).
 
         >>> EmptyRows((0, 4), "attend-all").describe()[:60]
         'empty rows (queries attending no key): 0, 4; read as attendi'
+        >>> EmptyRows((1,), "error").describe(names=("c0", "g0"))
+        'empty rows (queries attending no key): g0 (1); refused (--empty-rows error)'
         """
-        shown = ", ".join(map(str, self.rows[:limit])) + (" …" if len(self.rows) > limit else "")
+        label = (lambda q: str(q) if names is None or names[q] == str(q) else f"{names[q]} ({q})")
+        shown = ", ".join(map(label, self.rows[:limit])) + (" …" if len(self.rows) > limit else "")
         meaning = {
             "attend-all": "read as attending every key (--empty-rows attend-all), as additive-mask kernels do: "
                           + "; ".join(KERNELS["attend-all"]),
@@ -142,3 +145,15 @@ def apply_empty_row_policy(mask: np.ndarray, policy: str, source: str | None = N
         mask = mask.copy()
         mask[list(rows)] = True
     return mask, EmptyRows(rows, policy)
+
+
+def read_task(task, policy: str):
+    """``task`` with its mask read by ``policy`` (the same task object when nothing changes).
+
+    For searches that look at raw mask rows (the Z3 counterexample search): under
+    ``attend-all`` they see the filled rows, under ``error`` the task is refused.
+    """
+    from dataclasses import replace
+
+    mask, found = apply_empty_row_policy(task.mask, policy, task.name or None)
+    return replace(task, mask=mask) if found.rows and policy == "attend-all" else task

@@ -132,3 +132,23 @@ def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | N
         for h in range(cols):
             require_independent(fn, n, masks[0, h], ("b",), source=source, fallback=fallback, h=h)
     return HeadMasks(masks, heads, batch)
+
+
+def shape_name(mask) -> str:
+    """A short name for a head's mask: a known shape, or how many pairs it allows.
+
+    >>> shape_name(np.ones((3, 3), dtype=bool)), shape_name(np.tril(np.ones((3, 3), dtype=bool)))
+    ('bidirectional (every query attends every key)', 'causal (k <= q)')
+    >>> shape_name(np.array([[0, 1], [0, 0]], dtype=bool))
+    '1 of 4 pairs'
+    """
+    mask = np.asarray(mask, dtype=bool)
+    n = mask.shape[0]
+    ones = np.ones((n, n), dtype=bool)
+    for name, shape in (("bidirectional (every query attends every key)", ones),
+                        ("causal (k <= q)", np.tril(ones)), ("anti-causal (k >= q)", np.triu(ones)),
+                        ("diagonal (each query attends itself only)", np.eye(n, dtype=bool)),
+                        ("empty (no query attends any key)", ~ones)):
+        if np.array_equal(mask, shape):
+            return name
+    return f"{int(mask.sum())} of {n * n} pairs"
