@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import replace
 
 from hasse.proofs.certificate import write_certificate
 from hasse.proofs.theorem import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem
@@ -57,16 +58,29 @@ def progress_printer(label: str):
 
 def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None, workers: int = 1,
           shard: tuple[int, int] | None = None, show_progress: bool = True) -> list[Result]:
-    """Run ``method`` (or both) for one theorem."""
+    """Run ``method`` for one theorem; ``both`` runs every method the theorem has.
+
+    A theorem without a Z3 check (the engine theorems: the engine is Python code,
+    design.md §5) runs under ``both`` with the exhaustive method alone, and its result
+    says so (``details["only"]``); asked for ``z3`` explicitly, it is ``unknown``.
+    """
     if n < 1:
         raise InputError(f"--n must be >= 1, got {n}")
-    methods = METHODS if method == "both" else (method,)
+    if method == "both":
+        methods = tuple(m for m in METHODS if theorem.check_for(m) is not None) or METHODS
+    else:
+        methods = (method,)
+    missing = [m for m in METHODS if m not in methods] if method == "both" else []
     results = []
     for m in methods:
         label = f"{theorem.name} n={n} {m}"
         ctx = Context(timeout=timeout, progress=progress_printer(label) if show_progress else None,
                       workers=workers, shard=shard)
-        results.append(run_theorem(theorem, n, m, ctx))
+        result = run_theorem(theorem, n, m, ctx)
+        if missing:
+            only = f"{m} only: no {' or '.join(missing)} check for this theorem"
+            result = replace(result, details=result.details | {"only": only})
+        results.append(result)
     return results
 
 
@@ -76,6 +90,8 @@ def format_result(r: Result) -> str:
     line = f"{mark}  {r.theorem}  n={r.n}  {r.method:<10} checked {r.checked:,} in {r.seconds:.2f} s"
     if r.reason:
         line += f"  ({r.reason})"
+    if r.details.get("only"):
+        line += f"  [{r.details['only']}]"
     if r.witness is not None:
         line += f"\n         witness: {json.dumps(r.witness, default=str)[:300]}"
     if r.counterexample is not None:

@@ -4,8 +4,19 @@ Statement. For every mask ``M`` of size ``n``, its sparse realisation ``S``
 (:func:`theory.sparse.sparse_realisation`: the diagonal; in each class, members
 ascending, every member attended by the next one and the largest by the smallest
 — a cycle; for each Hasse edge ``[k] -> [q]`` the smallest member of ``[q]`` attends
-the smallest member of ``[k]``) has (a) the same limit, ``R*(S) = R*(M)``, and (b)
-the predicted convergence depth, ``L*(S) = pred(M)``.
+the smallest member of ``[k]``) is (0) exactly that mask — built here from the classes
+and the covering relation of ``R*(M)`` and compared entry by entry, so each class holds
+one cycle through all its members in that direction and nothing else is attended — and
+has (a) the same limit, ``R*(S) = R*(M)`` (hence the same classes and the same Hasse
+diagram), (b) the predicted hop distance ``dist_S(x, y) = pd(x, y)`` for every pair with
+``R*[y, x]``, and (c) the predicted convergence depth, ``L*(S) = pred(M)``. (A cycle run
+the other way keeps (a) and (c) but breaks (0) and (b).)
+
+What a verdict covers. The exhaustive method checks the batched realisation
+:func:`theory.batch.sparse_realisation`; the per-mask one behind the command line,
+:func:`theory.sparse.sparse_realisation`, is checked against the same definition by
+``engine_matches_definitions``. The Z3 method proves the statement (a)–(c) about the
+realisation it builds itself from ``R``.
 
 Predicted depth. In ``S`` information enters and leaves a class only through its
 smallest member, so the hop distance from ``x`` to ``y`` (``R*[y, x]``) is
@@ -24,9 +35,10 @@ Notation (design.md §2). ``L*(S) = min{L : B^L = B^(L+1)}`` with ``B = I or S``
 zero-diagonal masks: ``2^(n(n-1))``.
 
 Exhaustive method. Every mask in vectorised batches (:mod:`theory.batch`:
-``sparse_realisation``, ``closure``, ``convergence_depth`` of ``S``; the prediction
-from ``equivalence``, ``covering`` and breadth-first distances along the Hasse
-diagram). Counterexample: the mask, ``S``, and the pair or the two depths.
+``sparse_realisation``, ``closure``, ``hop_distances`` and ``convergence_depth`` of ``S``;
+the prediction from ``equivalence``, ``covering`` and breadth-first distances along the
+Hasse diagram; the designed mask from ``R*`` as numpy arrays, :func:`designed_realisation`).
+Counterexample: the mask, ``S``, and the entry, the pair or the two depths.
 
 Z3 method (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
 - naive: ``R* = A^(n-1)`` by unrolled powers, ``S`` built from it (classes, smallest
@@ -62,7 +74,8 @@ from hasse.solvers import z3_hasse
 from hasse.theory import batch
 
 NAME = "sparse_realisation_keeps_hasse"
-STATEMENT = "the mask of Hasse edges plus a cycle per class has the same R*, and its depth L*(S) is as predicted"
+STATEMENT = ("the mask of Hasse edges plus a cycle per class is as designed, has the same R*, and its hop distances "
+             "and depth L*(S) are as predicted")
 
 
 def predicted_distances(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -85,31 +98,68 @@ def predicted_depth(rows: np.ndarray) -> np.ndarray:
     return np.where(reach, pd, 0).max(axis=(1, 2))
 
 
-def parts(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def designed_realisation(rows: np.ndarray) -> np.ndarray:
+    """``(B, n, n)`` bool: the realisation of the statement, from ``R*`` with numpy (not :mod:`theory.batch`'s)."""
+    n, count = rows.shape
+    limit = batch.unpack(batch.closure(rows), n)  # (B, n, n)
+    same = limit & limit.transpose(0, 2, 1)
+    index = np.arange(n)
+    first = same.argmax(axis=2)  # (B, n): smallest member of each position's class
+    above = same & (index[None, None, :] > index[None, :, None])
+    after = np.where(above.any(axis=2), above.argmax(axis=2), first)  # the member after p, cyclically
+    out = np.broadcast_to(np.eye(n, dtype=bool), (count, n, n)).copy()
+    b, p = np.nonzero(same.sum(axis=2) > 1)
+    out[b, after[b, p], p] = True  # the next member attends p; the smallest attends the largest
+    strict = limit & ~limit.transpose(0, 2, 1)
+    covers = strict & ~(np.matmul(strict.astype(np.uint8), strict.astype(np.uint8)) > 0)
+    is_first = first == index
+    return out | (covers & is_first[:, :, None] & is_first[:, None, :])
+
+
+def parts(rows: np.ndarray) -> dict[str, np.ndarray]:
+    """Per mask, each part of the statement that fails (``(B,)`` bool each), and the depths."""
+    n = rows.shape[0]
     sparse = batch.sparse_realisation(rows)
-    same = batch.equal_masks(batch.closure(sparse), batch.closure(rows))
-    return ~same, batch.convergence_depth(sparse), predicted_depth(rows)
+    pd, reach = predicted_distances(rows)
+    hops = batch.hop_distances(sparse)
+    depth, predicted = batch.convergence_depth(sparse), np.where(reach, pd, 0).max(axis=(1, 2))
+    return {"S is not the designed mask": (batch.unpack(sparse, n) != designed_realisation(rows)).any(axis=(1, 2)),
+            "R*(S) != R*(M)": ~batch.equal_masks(batch.closure(sparse), batch.closure(rows)),
+            "dist_S != predicted hop distance": (reach & (hops != pd)).any(axis=(1, 2)),
+            "L*(S) != predicted depth": depth != predicted, "depth": depth, "predicted": predicted}
 
 
 def flag(rows: np.ndarray) -> np.ndarray:
-    different, depth, predicted = parts(rows)
-    return different | (depth != predicted)
+    found = parts(rows)
+    return np.logical_or.reduce([v for k, v in found.items() if k not in ("depth", "predicted")])
 
 
 def explain(mask: np.ndarray) -> dict:
     n = len(mask)
     rows = batch.pack(mask[None])
     sparse = batch.unpack(batch.sparse_realisation(rows), n)[0]
+    out = {"sparse": sparse.astype(int).tolist()}
     limit = batch.unpack(batch.closure(rows), n)[0]
     limit_s = batch.unpack(batch.closure(batch.pack(sparse[None])), n)[0]
-    out = {"sparse": sparse.astype(int).tolist()}
     diff = np.argwhere(limit != limit_s)
     if len(diff):
         q, k = (int(x) for x in diff[0])
         return out | {"part": "R*(S) != R*(M)", "pair": [q, k], "in_limit_of_mask": bool(limit[q, k]),
                       "path_in_mask": shortest_path(mask, k, q), "path_in_sparse": shortest_path(sparse, k, q)}
-    _, depth, predicted = parts(rows)
-    return out | {"part": "L*(S) != predicted depth", "depth": int(depth[0]), "predicted": int(predicted[0])}
+    found = parts(rows)
+    if found["S is not the designed mask"][0]:
+        designed = designed_realisation(rows)[0]
+        q, k = (int(x) for x in np.argwhere(sparse != designed)[0])
+        return out | {"part": "S is not the designed mask", "designed": designed.astype(int).tolist(),
+                      "entry": [q, k], "in_sparse": bool(sparse[q, k])}
+    if found["dist_S != predicted hop distance"][0]:
+        pd, reach = predicted_distances(rows)
+        hops = batch.hop_distances(batch.pack(sparse[None]))
+        y, x = (int(v) for v in np.argwhere(reach[0] & (hops[0] != pd[0]))[0])
+        return out | {"part": "dist_S != predicted hop distance", "pair": [x, y], "distance": int(hops[0, y, x]),
+                      "predicted": int(pd[0, y, x]), "path_in_sparse": shortest_path(sparse, x, y)}
+    return out | {"part": "L*(S) != predicted depth", "depth": int(found["depth"][0]),
+                  "predicted": int(found["predicted"][0])}
 
 
 def confirm(mask: np.ndarray) -> dict:

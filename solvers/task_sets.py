@@ -9,7 +9,8 @@
 - :func:`random_families` — a seeded sample of larger families (two or three tasks of up to
   ``n`` nodes each, three symbols), beyond what the exhaustive class reaches.
 
-Counts of the exhaustive class for n = 1 … 5: 2, 11, 68, 469, 3640 (any number of tasks).
+Counts of the exhaustive class for n = 1 … 5: 2, 11, 68, 469, 3640 (any number of tasks);
+:func:`count_problems` checks the generators against a second count at run time.
 """
 
 from __future__ import annotations
@@ -64,13 +65,47 @@ def small_families(n: int) -> Iterator[tuple[str, tuple]]:
 
 
 def small_family_count(n: int) -> int:
-    """How many families :func:`small_families` lists.
+    """How many families :func:`small_families` lists, counted without :func:`compositions`.
+
+    A family of ``n`` nodes is a first task of ``k`` nodes and a family of ``n - k``:
+    ``F(0) = 1``, ``F(m) = sum_(k=1..m) c_k F(m - k)`` with ``c_k`` the labelled diagrams of size ``k``.
 
     >>> [small_family_count(n) for n in range(1, 5)]
     [2, 11, 68, 469]
     """
-    counts = {k: len(labelled_dags(k, ALPHABET)) for k in range(1, n + 1)}
-    return sum(int(np.prod([counts[k] for k in sizes])) for sizes in compositions(n))
+    counts = [0] + [len(labelled_dags(k, ALPHABET)) for k in range(1, n + 1)]
+    families = [1]
+    for m in range(1, n + 1):
+        families.append(sum(counts[k] * families[m - k] for k in range(1, m + 1)))
+    return families[n]
+
+
+KNOWN_FAMILY_COUNTS = (2, 11, 68, 469, 3640)  # small_family_count(1 … 5), as recorded when the class was introduced
+
+
+def count_problems(n: int) -> list[str]:
+    """What is wrong with the generators' counts at size ``n`` (empty when every count checks out).
+
+    :func:`compositions` lists ``2^(n-1)`` distinct compositions of ``n`` (closed form);
+    :func:`small_family_diagrams` lists :func:`small_family_count` families (a second
+    enumeration, by recurrence), which matches :data:`KNOWN_FAMILY_COUNTS` where known.
+
+    >>> count_problems(4)
+    []
+    """
+    out = []
+    parts = list(compositions(n))
+    if len(parts) != 2 ** (n - 1) or len(set(parts)) != len(parts) or any(
+            sum(p) != n or min(p, default=1) < 1 for p in parts):
+        out.append(f"compositions({n}) lists {len(parts)} (distinct: {len(set(parts))}), expected 2^(n-1) = "
+                   f"{2 ** (n - 1)} distinct compositions of {n}")
+    expected = small_family_count(n)
+    if n <= len(KNOWN_FAMILY_COUNTS) and expected != KNOWN_FAMILY_COUNTS[n - 1]:
+        out.append(f"small_family_count({n}) = {expected}, the known count is {KNOWN_FAMILY_COUNTS[n - 1]}")
+    listed = sum(1 for _ in small_family_diagrams(n))
+    if listed != expected:
+        out.append(f"small_family_diagrams({n}) lists {listed} families, small_family_count({n}) = {expected}")
+    return out
 
 
 def random_families(n: int, count: int = 8, seed: int = 0) -> list[tuple[str, tuple]]:
