@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Callable
 
 from hasse.theory.errors import InputError
-from hasse.theory.json_file import json_kind, read_json, read_text
+from hasse.theory.json_file import json_kind, read_json, read_text, require_regular_file
 from hasse.theory.mask import NamedMask, as_mask, default_names
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
@@ -140,6 +140,7 @@ def _load_file(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
         raise InputError("no such file", path)
     if os.path.isdir(path):
         raise InputError("is a folder, not a mask file", path)
+    require_regular_file(path)  # a FIFO or a device would block or never end
     suffix = Path(path).suffix.lower()
     if suffix not in FILE_SUFFIXES:
         kinds = ", ".join(FILE_SUFFIXES)
@@ -180,12 +181,30 @@ def _read_json(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
     return mask
 
 
+def refuse_code_in_json(value: str, path: str) -> None:
+    """:class:`InputError` when a JSON ``mask`` string names Python code (``file.py:function``).
+
+    Only the command line may name a mask_mod to run: a JSON file is data, and reading
+    it must never execute code (issue 10).
+
+    >>> refuse_code_in_json("causal:n=4", "t.json")
+    >>> refuse_code_in_json("masks.py:causal", "t.json")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: t.json: 'mask' names Python code ('masks.py:causal'); a JSON file may name a spec, a mask file or rows, and only the command line may name a mask_mod
+    """
+    if source_kind(value) == "function" or value.strip().lower().endswith(".py"):
+        raise InputError(f"'mask' names Python code ({value!r}); a JSON file may name a spec, a mask file or rows, "
+                         "and only the command line may name a mask_mod", path)
+
+
 def _json_reference(path: str, value: str, n, fallback, resolve_spec, seen) -> NamedMask:
     """The mask that a JSON ``mask`` string names: a path beside the JSON file, or a spec."""
     here = os.path.realpath(path)
     if here in seen:
         raise InputError("its 'mask' refers back to itself", path)
     folder = os.path.dirname(path)
+    refuse_code_in_json(value, path)
     try:
         if source_kind(value, folder) == "spec":
             return _from_spec(value, resolve_spec)

@@ -22,7 +22,7 @@ from hasse.theory.catalog import build_family, build_task, entries, parse_spec
 from hasse.theory.errors import InputError
 from hasse.theory.json_file import read_json
 from hasse.theory.mask_formats import rows_to_mask
-from hasse.theory.mask_io import load_mask, source_kind
+from hasse.theory.mask_io import load_mask, refuse_code_in_json, source_kind
 from hasse.theory.merge import check_family
 from hasse.theory.task import Task, make_task
 
@@ -31,6 +31,7 @@ def _mask_field(value, source: str, folder: str) -> np.ndarray:
     if isinstance(value, list):
         return rows_to_mask(value, source=source)
     if isinstance(value, str):
+        refuse_code_in_json(value, source)
         candidate = os.path.join(folder, value)
         try:
             return load_mask(candidate if os.path.exists(candidate) else value).matrix
