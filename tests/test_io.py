@@ -163,9 +163,13 @@ def test_json_mask_as_relative_path(tmp_path, monkeypatch):
     assert np.array_equal(load_mask(str(tmp_path / "task.json")).matrix, CAUSAL_4)
 
 
-def test_json_mask_as_relative_mask_mod(tmp_path, mods):
-    (tmp_path / "task.json").write_text(json.dumps({"mask": "masks.py:causal"}))
-    assert np.array_equal(load_mask(str(tmp_path / "task.json"), n=4).matrix, CAUSAL_4)
+def test_json_mask_never_names_a_mask_mod(tmp_path, mods):
+    """Issue 10: only the command line may name code to run; a JSON file naming one is refused, unrun."""
+    (tmp_path / "ran.py").write_text(f"open({str(tmp_path / 'RAN')!r}, 'w').close()\ndef causal(b, h, q, k):\n    return q >= k\n")
+    for value in ("masks.py:causal", "ran.py:causal", "ran.py"):
+        (tmp_path / "task.json").write_text(json.dumps({"mask": value}))
+        expect_error(tmp_path / "task.json", "task.json", "names Python code", n=4)
+    assert not (tmp_path / "RAN").exists()
 
 
 def test_spec_uses_resolve_spec():
