@@ -17,10 +17,14 @@ Backends (:data:`BACKENDS`):
   the CPU this torch version runs FlexAttention forward only (no backward);
 - ``flex_compiled`` — the same under ``torch.compile`` (CUDA only here);
 - ``mha`` — ``nn.MultiheadAttention`` itself, whose boolean ``attn_mask`` means the
-  opposite (True = *blocked*): the mask is converted by :func:`to_mha_mask`.
+  opposite (True = *blocked*): the mask is converted by :func:`to_mha_mask`;
+- ``additive`` — eager attention with an additive float mask, ``scores + B`` with
+  ``B = 0`` where allowed and ``finfo(dtype).min`` elsewhere (Hugging Face's eager path);
+- ``sdpa_float`` — ``F.scaled_dot_product_attention`` with that float mask ``B``.
 
-Empty rows (a query with no key) are excluded before any backend runs: kernels
-disagree there (NaN, zeros), see :func:`gpu_check.dependency.check_no_empty_rows`.
+Empty rows (a query with no key) are where kernels disagree: the reference gives NaN,
+FlexAttention and SDPA's boolean mask zeros, the additive masks attention over every
+key (:mod:`gpu_check.empty_rows` observes which).
 """
 
 from __future__ import annotations
@@ -62,8 +66,11 @@ BACKENDS = {
     "flex_compiled": BackendInfo("flex_compiled", "torch.compile(flex_attention)", ("cuda",), ("cuda",),
                                  vmap_backward=False),
     "mha": BackendInfo("mha", "nn.MultiheadAttention, attn_mask inverted (True = blocked)", ("cpu", "cuda")),
+    "additive": BackendInfo("additive", "eager: scores + where(M, 0, finfo.min), softmax", ("cpu", "cuda")),
+    "sdpa_float": BackendInfo("sdpa_float", "F.scaled_dot_product_attention, float mask 0 / finfo.min",
+                              ("cpu", "cuda")),
 }
-CLI_BACKENDS = ("manual", "sdpa", "flex", "mha")
+CLI_BACKENDS = ("manual", "sdpa", "flex", "mha", "additive", "sdpa_float")
 
 
 def device_kind(device) -> str:
@@ -111,6 +118,25 @@ def manual_attention(q, k, v, mask: torch.Tensor) -> torch.Tensor:
     scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-1, -2)  # (B, H, T, T)
     scores = torch.where(mask, scores, float("-inf"))  # masked keys get -inf, so probability exactly 0
     return scores.softmax(dim=-1) @ v  # (B, H, T, D)
+
+
+def additive_bias(mask: torch.Tensor, dtype) -> torch.Tensor:
+    """(T, T) float mask: 0 where ``mask`` allows, ``finfo(dtype).min`` elsewhere (added to the scores).
+
+    >>> additive_bias(torch.tensor([[True, False]]), torch.float32).tolist()
+    [[0.0, -3.4028234663852886e+38]]
+    """
+    return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(~mask, torch.finfo(dtype).min)
+
+
+def additive_attention(q, k, v, mask: torch.Tensor) -> torch.Tensor:
+    """Eager attention with an additive mask: (B, H, T, D) inputs, (T, T) bool mask, (B, H, T, D) output.
+
+    A masked score becomes ``score + finfo.min``: its probability is exactly 0 beside any
+    allowed key, and a row with no allowed key is uniform over every key.
+    """
+    scores = (q / math.sqrt(q.shape[-1])) @ k.transpose(-1, -2)  # (B, H, T, T)
+    return (scores + additive_bias(mask, scores.dtype)).softmax(dim=-1) @ v  # (B, H, T, D)
 
 
 def flex_block_mask(mask: torch.Tensor):
@@ -179,6 +205,11 @@ def make_attention(name: str, mask, device: str = "cpu", *, invert_mha: bool = T
         kernel = lambda q, k, v: manual_attention(q, k, v, m)  # noqa: E731
     elif name == "sdpa":
         kernel = lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=m)  # noqa: E731
+    elif name == "additive":
+        kernel = lambda q, k, v: additive_attention(q, k, v, m)  # noqa: E731
+    elif name == "sdpa_float":
+        kernel = lambda q, k, v: F.scaled_dot_product_attention(  # noqa: E731
+            q, k, v, attn_mask=additive_bias(m, q.dtype))
     else:  # flex, flex_compiled
         block_mask = flex_block_mask(m)
         flex = _flex_function(compiled=name == "flex_compiled")

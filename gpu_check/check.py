@@ -1,6 +1,8 @@
 """The whole empirical check for one mask or task: ``mask_to_gpu_check`` and ``task_to_gpu_check``.
 
-Pipeline: refuse empty rows -> build a seeded ``L``-layer stack -> observe its
+Pipeline: observe what the kernel does with empty rows, if any
+(:func:`gpu_check.empty_rows.probe_empty_rows`: every key, zeros or NaN) and read
+them that way in theory -> build a seeded ``L``-layer stack -> observe its
 dependency pattern with one backend (:mod:`gpu_check.dependency`) -> compare with
 ``R(L)`` -> for a task, read the leak gradients of its supervised positions and
 the cross-group gradients of its isolate groups (:mod:`gpu_check.leak_gradients`)
@@ -8,7 +10,8 @@ beside the leaks ``theory.leak.find_leaks`` predicts within ``L`` layers.
 
 The check *passes* when the observed pattern equals ``R(L)`` and, for a task, no
 leak or isolation gradient is nonzero: a bad design fails it even though the
-kernels behave exactly as theory says.
+kernels behave exactly as theory says. A kernel that returns NaN at an empty row
+fails it too (its NaN gradients contradict any pattern).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hasse.gpu_check.config import StackConfig
-from hasse.gpu_check.dependency import DependencyReport, check_no_empty_rows, dependency_check
+from hasse.gpu_check.dependency import DependencyReport, dependency_check
+from hasse.gpu_check.empty_rows import EmptyRowProbe, probe_empty_rows
 from hasse.gpu_check.leak_gradients import (
     DEFAULT_VOCAB,
     CrossGradient,
@@ -44,6 +48,7 @@ class GpuCheck:
     isolation_gradients: tuple[CrossGradient, ...] | None
     theory_leaks: tuple[Leak, ...] | None  # find_leaks within L layers
     theory_isolation: tuple[Flow, ...] | None
+    empty_rows: EmptyRowProbe | None = None  # what the kernel did with empty rows (None: there are none)
 
     @property
     def leaking(self) -> bool:
@@ -57,7 +62,8 @@ class GpuCheck:
 
     @property
     def passed(self) -> bool:
-        return self.report.agrees and not self.leaking
+        nan = self.empty_rows is not None and self.empty_rows.behaviour in ("nan", "other")
+        return self.report.agrees and not self.leaking and not nan
 
 
 def default_layers(mask: np.ndarray) -> int:
@@ -70,20 +76,23 @@ def mask_to_gpu_check(mask: np.ndarray, layers: int | None = None, backend: str 
                       invert_mha: bool = True) -> GpuCheck:
     """Dependency pattern of a stack under ``mask`` vs ``R(L)`` (``L`` = :func:`default_layers` when None)."""
     mask = np.asarray(mask, dtype=bool)
-    check_no_empty_rows(mask, subject or None)
+    probe = probe_empty_rows(mask, backend, device)
     layers = default_layers(mask) if layers is None else layers
-    report = dependency_check(mask, layers, backend, device, seeds=seeds, config=config, invert_mha=invert_mha)
-    return GpuCheck(subject, "mask", report, None, None, None, None)
+    report = dependency_check(mask, layers, backend, device, seeds=seeds, config=config, invert_mha=invert_mha,
+                              empty_rows=probe.policy if probe else None)
+    return GpuCheck(subject, "mask", report, None, None, None, None, probe)
 
 
 def task_to_gpu_check(task, layers: int | None = None, backend: str = "manual", device: str = "cpu", *,
                       seeds: int = 3, config: StackConfig | None = None, vocab: int = DEFAULT_VOCAB,
                       invert_mha: bool = True) -> GpuCheck:
     """The dependency check on the task's embedded inputs, plus its leak and isolation gradients."""
-    check_no_empty_rows(task.mask, task.name or None)
+    probe = probe_empty_rows(task.mask, backend, device)
+    policy = probe.policy if probe else "attend-none"
     layers = default_layers(task.mask) if layers is None else layers
     report = dependency_check(task.mask, layers, backend, device, seeds=seeds, config=config,
-                              inputs=task_inputs(task, vocab, device), invert_mha=invert_mha)
-    theory = find_leaks(task, layers)
+                              inputs=task_inputs(task, vocab, device), invert_mha=invert_mha,
+                              empty_rows=policy if probe else None)
+    theory = find_leaks(task, layers, empty_rows=policy)
     return GpuCheck(task.name, "task", report, leak_gradients(task, report), isolation_gradients(task, report),
-                    theory.leaks_within(), theory.isolation_within())
+                    theory.leaks_within(), theory.isolation_within(), probe)

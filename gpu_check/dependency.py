@@ -32,7 +32,7 @@ import torch
 from hasse.gpu_check.backends import backend_info, device_kind, make_attention
 from hasse.gpu_check.config import StackConfig, dtype_for
 from hasse.gpu_check.model import Stack, build_stack
-from hasse.theory.analysis import empty_rows
+from hasse.theory.empty_rows import apply_empty_row_policy, empty_rows
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
 
@@ -75,13 +75,14 @@ def check_no_empty_rows(mask: np.ndarray, source: str | None = None) -> None:
     """Raise :class:`EmptyRowsError` if some query attends nothing (its row, diagonal included, is all false).
 
     Kernels disagree on such rows (the reference gives NaN, SDPA and FlexAttention
-    zeros, MultiheadAttention either), so they are refused before anything runs.
+    zeros, additive masks every key); a caller that does not say which reading to
+    check against (``dependency_check(empty_rows=...)``) has them refused.
     """
     rows = empty_rows(mask)
     if rows:
         shown = ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
         raise EmptyRowsError(f"{len(rows)} empty row(s) (queries attending no key: {shown}); attention kernels "
-                             "disagree there (NaN or zeros), so gpu-check refuses: let every query attend a key",
+                             "disagree there (NaN, zeros or every key): give the empty-row policy to check against",
                              source)
 
 
@@ -208,8 +209,14 @@ def dependency_check(
     method: str | None = None,
     chunk: int | None = None,
     invert_mha: bool = True,
+    empty_rows: str | None = None,
 ) -> DependencyReport:
     """Observe the dependency pattern of an ``L``-layer stack under ``mask`` and compare it with ``R(L)``.
+
+    ``empty_rows`` is the policy (:mod:`theory.empty_rows`) that gives ``R(L)`` for a
+    mask with empty rows: the kernel runs on ``mask`` itself, the theory on the mask
+    read the way that kernel reads it (:mod:`gpu_check.empty_rows` observes which).
+    None refuses empty rows.
 
     Seed ``s`` draws the stack's weights (``config.seed + s``), the input
     (``inputs(s, config)`` if given, else standard normal) and the probes.
@@ -218,7 +225,7 @@ def dependency_check(
 
     Raises
     ------
-    EmptyRowsError : some query attends nothing (detected before running).
+    EmptyRowsError : some query attends nothing and ``empty_rows`` is None (detected before running).
     InputError : the backend cannot run on the device, or ``vjp`` is asked of a
         backend without a backward there.
 
@@ -227,7 +234,9 @@ def dependency_check(
     (True, 'vjp', [1, 1, 0, 0])
     """
     mask = np.asarray(mask, dtype=bool)
-    check_no_empty_rows(mask)
+    if empty_rows is None:
+        check_no_empty_rows(mask)
+    read, _ = apply_empty_row_policy(mask, empty_rows or "attend-none")
     if seeds < 1:
         raise InputError(f"seeds must be >= 1, got {seeds}")
     info = backend_info(backend)
@@ -237,7 +246,7 @@ def dependency_check(
         raise InputError(f"backend {backend} has no backward on {device}; use method 'perturbation'")
     t = mask.shape[0]
     chunk = chunk or default_chunk(t, backend, device, config.heads)
-    theory = reach(mask, layers)
+    theory = reach(read, layers)
     attention = make_attention(backend, mask, device, invert_mha=invert_mha)
     batched = default_batching(backend, device)
     start = time.perf_counter()

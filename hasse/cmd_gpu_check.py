@@ -59,6 +59,15 @@ backends:
            outputs required where no path exists)
   mha      nn.MultiheadAttention; its attn_mask means True = blocked, so the kit
            passes ~M (converted explicitly)
+  additive eager attention with an additive float mask (0 / finfo.min), as
+           Hugging Face's eager path builds it
+  sdpa_float  F.scaled_dot_product_attention with that float mask
+
+empty rows (queries attending no key): the kernel decides what they depend on.
+gpu-check first runs one attention call and reports what the backend gives there
+(NaN, zeros, or attention over every key), then checks the stack against R(L) of
+the mask read that way (zeros: --empty-rows attend-none; every key: attend-all).
+A kernel that gives NaN fails the check (exit 1).
 
 precision: float64 on the CPU, float32 on CUDA; CPU runs use one thread.
 Default L: the mask's convergence depth L* (so R(L) is the limit), at least 1 and
@@ -84,7 +93,7 @@ def register(sub) -> None:
                     DESCRIPTION, EPILOG)
     p.add_argument("subject", metavar="MASK|TASK", help="built-in spec, task .json, or mask file / mask_mod")
     p.add_argument("--layers", type=int, metavar="L", help="number of Transformer blocks (default: L*, 1 to 6)")
-    p.add_argument("--backend", default="manual", choices=("manual", "sdpa", "flex", "mha"),
+    p.add_argument("--backend", default="manual", choices=("manual", "sdpa", "flex", "mha", "additive", "sdpa_float"),
                    help="attention kernel (default: manual)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="auto picks CUDA when available (default: auto)")
@@ -193,6 +202,7 @@ def gpu_check_json(result, subject: str) -> dict:
         "gradients_match_theory": result.gradients_match_theory if result.kind == "task" else None,
         "passed": result.passed,
         "seconds": round(r.seconds, 4),
+        "empty_rows": None if result.empty_rows is None else result.empty_rows.to_json(),
     }
 
 
@@ -215,6 +225,14 @@ def gpu_check_report(result, subject: str, names) -> str:
         f"L = {r.layers}, {r.norms.shape[0]} seed(s), {how[r.batching]}",
     ]
     reach = int(r.theory.sum())
+    if result.empty_rows is not None:
+        e = result.empty_rows
+        said = {"nan": "NaN (the model's outputs are NaN from there on: the check fails)",
+                "zeros": "zeros (the query keeps its residual only): checked as --empty-rows attend-none",
+                "attend-all": "attention over every key: checked as --empty-rows attend-all",
+                "other": "neither NaN, zeros nor attention over every key: the check fails"}[e.behaviour]
+        shown = ", ".join(str(q) if names[q] == str(q) else f"{names[q]}({q})" for q in e.rows[:10])
+        lines.append(f"empty rows {shown}: backend {e.backend} on {e.device} gives {said}")
     if r.agrees:
         lines.append(f"dependency pattern: observed == R({r.layers}) on all {t * t} pairs "
                      f"({reach} reachable, {t * t - reach} exactly zero"

@@ -268,3 +268,111 @@ def test_planted_default_attend_none_is_caught(monkeypatch, capsys):
     monkeypatch.setattr(cli, "build_parser", parser)
     with pytest.raises(AssertionError):
         check_xlnet(capsys)
+
+
+# --------------------------------------------------------------- real kernels (gpu_check)
+
+
+def direct_behaviour(backend: str, device: str) -> str:
+    """What the kernel itself gives for a fully masked row, measured here with plain torch calls."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    dtype = torch.float64 if device == "cpu" else torch.float32
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 1, 3, 4, generator=gen, dtype=torch.float64).to(device, dtype) for _ in range(3))
+    m = torch.tensor([[1, 0, 0], [0, 0, 0], [1, 1, 1]], dtype=torch.bool, device=device)
+    if backend == "manual":
+        s = (q @ k.transpose(-1, -2)) / 2
+        o = torch.where(m, s, float("-inf")).softmax(-1) @ v
+    elif backend == "sdpa":
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=m)
+    elif backend in ("additive", "sdpa_float"):
+        bias = torch.zeros(3, 3, dtype=dtype, device=device).masked_fill(~m, torch.finfo(dtype).min)
+        o = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+    else:  # flex
+        import warnings
+
+        from torch.nn.attention.flex_attention import create_block_mask, flex_attention
+
+        block = create_block_mask(lambda b, h, qi, ki: m[qi, ki], None, None, 3, 3, device=device)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            o = flex_attention(q, k, v, block_mask=block)
+    row = o[0, 0, 1]
+    if torch.isnan(row).any():
+        return "nan"
+    if (row == 0).all():
+        return "zeros"
+    return "attend-all" if torch.allclose(row, v[0, 0].mean(0), rtol=1e-4, atol=1e-5) else "other"
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+@pytest.mark.parametrize("backend", ["manual", "sdpa", "flex", "additive", "sdpa_float"])
+def test_probe_matches_the_kernel_measured_directly(backend, device):
+    torch = pytest.importorskip("torch")
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from hasse.gpu_check.empty_rows import probe_empty_rows
+
+    mask = np.array([[1, 0, 0], [0, 0, 0], [1, 1, 1]], dtype=bool)
+    probe = probe_empty_rows(mask, backend, device)
+    assert probe.rows == (1,) and probe.behaviour == direct_behaviour(backend, device)
+    # what the design expects of the additive masks and FlexAttention holds on every torch version
+    if backend in ("additive", "sdpa_float"):
+        assert probe.behaviour == "attend-all" and probe.policy == "attend-all"
+    if backend == "flex":
+        assert probe.behaviour == "zeros" and probe.policy == "attend-none"
+    if backend == "manual":
+        assert probe.behaviour == "nan"
+
+
+def gpu_pattern(backend: str, device: str = "cpu"):
+    from hasse.gpu_check.check import mask_to_gpu_check
+    from hasse.gpu_check.config import StackConfig
+
+    mask = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 0], [0, 1, 0, 1]], dtype=bool)
+    return mask, mask_to_gpu_check(mask, 1, backend, device, seeds=2, config=StackConfig(width=8, heads=2))
+
+
+@pytest.mark.parametrize("backend", ["additive", "sdpa_float", "flex", "sdpa"])
+def test_real_layer_pattern_is_the_policy_pattern(backend):
+    pytest.importorskip("torch")
+    mask, result = gpu_pattern(backend)
+    policy = result.empty_rows.policy
+    expected = read_as(mask, policy) | np.eye(4, dtype=bool)  # R(1) of the mask read that way
+    assert np.array_equal(result.report.observed, expected) and result.passed
+    if policy == "attend-all":  # nonzero gradient from every key into the empty row, in every seed
+        assert (result.report.norms[:, 1, :] != 0).all()
+
+
+def test_nan_kernel_fails_the_check():
+    pytest.importorskip("torch")
+    _, result = gpu_pattern("manual")
+    assert result.empty_rows.behaviour == "nan" and not result.passed
+
+
+def test_gpu_check_xlnet_library_leaks_only_with_additive_masks(capsys):
+    pytest.importorskip("torch")
+    code, out, err = run(capsys, "gpu-check", XLNET_LIBRARY, "--backend", "additive", "--device", "cpu", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["empty_rows"]["behaviour"] == "attend-all", err
+    nonzero = {(g["position"], s["source"]) for g in report["leak_gradients"] for s in g["gradients"] if s["norm"]}
+    assert nonzero == {(4, 1)}  # g1 moves with c1, the content of its own target
+    code, out, err = run(capsys, "gpu-check", XLNET_LIBRARY, "--backend", "flex", "--device", "cpu", "--json")
+    report = json.loads(out)
+    assert code == 0 and report["empty_rows"]["behaviour"] == "zeros" and report["passed"], err
+
+
+def test_planted_probe_that_always_says_zeros_is_caught(monkeypatch):
+    """Plant: gpu-check assumes zeros whatever the kernel does. The additive check must fail."""
+    pytest.importorskip("torch")
+    from dataclasses import replace
+
+    from hasse.gpu_check import check as check_module
+
+    real = check_module.probe_empty_rows
+    monkeypatch.setattr(check_module, "probe_empty_rows",
+                        lambda *a, **k: replace(real(*a, **k), behaviour="zeros"))
+    with pytest.raises(AssertionError):
+        test_real_layer_pattern_is_the_policy_pattern("additive")
