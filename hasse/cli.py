@@ -73,6 +73,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_BAD_INPUT
     try:
+        from hasse.output import refuse_outputs_onto_inputs
+
+        refuse_outputs_onto_inputs(args)  # before any work: never write onto an input or a FIFO
         return int(args.run(args))
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)

@@ -129,11 +129,9 @@ def _rows(rows) -> str:
 
 
 def _write(path: str, text: str) -> None:
-    try:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(text)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
+    from hasse.output import write_text
+
+    write_text(path, text)  # atomically: a temporary file, then os.replace
 
 
 def analysis_json(a: MaskAnalysis, grid=None, b: int = 0) -> dict:

@@ -114,12 +114,9 @@ def run_merge(args) -> int:
         sparse = sparse_realisation(t.mask)
         depth = mask_to_order(sparse).convergence_depth
     if args.out:
-        try:
-            with open(args.out, "w", encoding="utf-8") as fh:
-                json.dump(to_jsonable(task_to_dict(t)), fh)
-                fh.write("\n")
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", args.out) from None
+        from hasse.output import write_text
+
+        write_text(args.out, json.dumps(to_jsonable(task_to_dict(t))) + "\n")  # atomically
     if args.png:
         _draw(merged, args.png, args.family)
     if args.json:

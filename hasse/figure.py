@@ -53,8 +53,11 @@ def save_png(fig, path, dpi: float | None = None) -> None:
     if dpi is None:
         width, height = fig.get_size_inches()
         dpi = float(min(150, 9000 / max(width, height)))
+    from hasse.output import atomic_output
+
     try:
-        fig.savefig(path, dpi=dpi, facecolor="white", format="png")
+        with atomic_output(str(path)) as tmp:  # a temporary file, renamed over ``path`` when complete
+            fig.savefig(tmp, dpi=dpi, facecolor="white", format="png")
     except (OSError, ValueError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc).splitlines()[0]
         raise InputError(f"cannot write the picture ({reason})", str(path)) from None
