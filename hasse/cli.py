@@ -8,6 +8,7 @@ source and the problem); 3 inconclusive.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from hasse.theory.errors import InputError
@@ -40,9 +41,8 @@ examples:
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # usage errors: exit 2, one line
-        self.print_usage(sys.stderr)
-        print(f"hasse: error: {message}", file=sys.stderr)
+    def error(self, message: str) -> None:  # usage errors: exit 2, one line (the usage is in --help)
+        print(f"{self.prog}: error: {message} (see {self.prog} --help)".replace("\n", " "), file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
 
 
@@ -66,6 +66,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def check_timeout(timeout: float | None) -> None:
+    """Every command's ``--timeout`` is a positive, finite number of seconds (NaN, inf, 0, negative: exit 2).
+
+    >>> check_timeout(1.5); check_timeout(None)
+    >>> check_timeout(float("nan"))
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --timeout must be a positive, finite number of seconds, got nan
+    """
+    if timeout is not None and not (math.isfinite(timeout) and timeout > 0):
+        raise InputError(f"--timeout must be a positive, finite number of seconds, got {timeout:g}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -76,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         from hasse.output import refuse_outputs_onto_inputs
 
         refuse_outputs_onto_inputs(args)  # before any work: never write onto an input or a FIFO
+        check_timeout(getattr(args, "timeout", None))
         return int(args.run(args))
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)

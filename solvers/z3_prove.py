@@ -23,6 +23,7 @@ Answer(status='unsat', value=None, reason=None, query='', seconds=0.0, failing=(
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -30,6 +31,7 @@ import z3
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
 TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
+MAX_TIMEOUT_MS = 2 ** 32 - 1  # Z3's timeout parameter is an unsigned 32-bit count of milliseconds
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,16 @@ def check(solver: z3.Solver, timeout: float | None,
 
     ``sat``: ``value`` is ``decode(model)`` (``None`` without ``decode``); ``unknown``:
     ``reason`` is the solver's ``reason_unknown()``. Raises ``TimeoutError`` when
-    ``timeout`` leaves no time at all.
+    ``timeout`` leaves no time at all, ``ValueError`` when it is NaN; an infinite
+    timeout is no limit, and one beyond Z3's range (``2^32 - 1`` ms) is capped.
     """
     if timeout is not None:
+        if math.isnan(timeout):
+            raise ValueError("timeout must be a number of seconds, got nan")
         if timeout <= 0:
             raise TimeoutError("no time left for the next solver call")
-        solver.set("timeout", max(1, int(timeout * 1000)))
+        if math.isfinite(timeout):
+            solver.set("timeout", min(MAX_TIMEOUT_MS, max(1, int(timeout * 1000))))
     result = solver.check()
     if result == z3.sat:
         return Answer(SAT, decode(solver.model()) if decode is not None else None)
