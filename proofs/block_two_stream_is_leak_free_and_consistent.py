@@ -46,6 +46,7 @@ from hasse.proofs.cli import script_main
 from hasse.proofs.task_checks import (kit_leak, proved_outcome, refuted_outcome, solver_time, task_json, z3_leak,
                                       z3_unknown)
 from hasse.proofs.theorem import Theorem
+from hasse.solvers import class_sizes
 
 NAME = "block_two_stream_is_leak_free_and_consistent"
 
@@ -148,6 +149,7 @@ THEOREM = Theorem(
     "and is isomorphic to merge(block:n,block=l)",
     exhaustive_check,
     z3_check,
+    space=class_sizes.block_designs,  # complete or not proved: every block size dividing n, counted independently
 )
 
 if __name__ == "__main__":

@@ -110,6 +110,7 @@ THEOREM = Theorem(
     "to merge(infill:n)",
     exhaustive_check,
     z3_check,
+    space=lambda n: 1,  # one design, butterfly:n
 )
 
 if __name__ == "__main__":

@@ -122,6 +122,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     min_n=2,
+    space=lambda n: 1,  # one family, ar:n
 )
 
 if __name__ == "__main__":

@@ -56,6 +56,7 @@ from collections import Counter
 from hasse.proofs.cli import script_main
 from hasse.proofs.task_checks import deadline, proved_outcome, refuted_outcome, report, solver_time, z3_unknown
 from hasse.proofs.theorem import Theorem
+from hasse.solvers import class_sizes
 
 NAME = "equivalence_preserves_upstream_inputs"
 
@@ -216,6 +217,7 @@ THEOREM = Theorem(
     "isomorphism on every rooted labelled DAG with at most n nodes (2 symbols)",
     exhaustive_check,
     z3_check,
+    space=class_sizes.rooted_diagrams,  # complete or not proved: every rooted diagram, counted independently
 )
 
 if __name__ == "__main__":

@@ -5,7 +5,12 @@
   :mod:`solvers.z3_claims` / :mod:`solvers.z3_hasse` for the Z3 check, and the numpy
   re-checks ``explain`` and ``confirm`` that describe a flagged or decoded mask;
 - :func:`exhaustive_outcome`: every mask of size n (or one shard of them) through a
-  vectorised predicate; the first flagged mask is decoded and explained.
+  vectorised predicate; the first flagged mask is decoded and explained. Complete or
+  not proved: ``checked`` counts the masks actually decoded (:class:`solvers.exhaustive.Coverage`)
+  and a verdict about every mask needs it equal to ``2^(n(n-1))`` (``2^(n²)`` with the
+  diagonal, :func:`solvers.class_sizes.masks`), else ``unknown`` ("scan incomplete: …");
+- :func:`mask_recheck`: re-checks a counterexample or witness read from a certificate
+  (the mask through ``flag`` and ``confirm``, its index decoded again).
 - :func:`z3_outcome`: the queries of :mod:`solvers.z3_claims` proved by negation;
   a model is decoded into a mask and re-checked with numpy after the fact; in the
   same run the run-time controls (:func:`solvers.z3_queries.run_controls`) check that
@@ -28,7 +33,9 @@ from typing import Callable
 import numpy as np
 
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+from hasse.solvers import class_sizes
 from hasse.solvers import exhaustive as ex
+from hasse.theory import batch
 
 
 def rows01(mask: np.ndarray) -> list[list[int]]:
@@ -64,30 +71,83 @@ def exhaustive_outcome(n: int, ctx: Context, flag: Callable[[np.ndarray], np.nda
     whole space was checked; an existence statement is ``proved`` by the first flagged
     mask (its witness) and ``refuted`` when no mask is flagged. A shard that checks
     only part of the space and finds nothing is ``unknown`` (reason ``partial``) until
-    the shards are combined (:func:`proofs.certificate.combine`).
+    the shards are combined (:func:`proofs.certificate.combine`). A scan that checked
+    fewer masks than its range holds (a decoder that skips or repeats masks) is
+    ``unknown`` ("scan incomplete: checked … of …"), as is a flagged mask that is not
+    flagged again when decoded from its index.
     """
+    space = class_sizes.masks(n, diagonal)
     found = ex.search(n, flag, ctx, diagonal=diagonal)
     details = {"total": found.total, "range": [found.start, found.stop], "complete": found.complete,
                "workers": found.workers, "existence": existence,
                "space": "every mask (diagonal included)" if diagonal else "every mask with a zero diagonal"}
     if ctx.shard is not None:
         details["shard"] = f"{ctx.shard[0]}/{ctx.shard[1]}"
+    if found.total != space:
+        return Outcome(UNKNOWN, found.checked, reason=f"the enumeration numbers {found.total:,} masks, the class "
+                                                      f"has {space:,}", details=details, space=space)
     if found.found is not None:
         mask = ex.decode(n, found.found, diagonal)
+        if not bool(np.asarray(flag(batch.pack(mask[None])))[0]):
+            return Outcome(UNKNOWN, found.checked, reason=f"mask {found.found:,} was flagged but is not when decoded "
+                                                          "again from its index", details=details, space=space)
         described = {"index": found.found, "mask": rows01(mask)} | explain(mask)
         if existence:
-            return Outcome(PROVED, found.checked, witness=described, details=details)
-        return Outcome(REFUTED, found.checked, counterexample=described, details=details)
+            return Outcome(PROVED, found.checked, witness=described, details=details, space=space)
+        return Outcome(REFUTED, found.checked, counterexample=described, details=details, space=space)
     if found.timed_out:
-        return Outcome(UNKNOWN, found.checked, reason="timeout", details=details)
-    if (found.start, found.stop) != (0, found.total):
-        return Outcome(UNKNOWN, found.checked, details=details | {"partial": True},
-                       reason=f"partial: shard {details['shard']} checked masks {found.start:,} to {found.stop - 1:,} "
-                              f"of {found.total:,}; combine every shard for a verdict")
+        return Outcome(UNKNOWN, found.checked, reason="timeout", details=details, space=space)
+    size = found.stop - found.start
+    if not found.complete:
+        return Outcome(UNKNOWN, found.checked, details=details, space=space,
+                       reason=f"scan incomplete: checked {found.checked:,} of {size:,}"
+                              + (f" (masks {found.start:,} to {found.stop - 1:,})" if size != space else ""))
+    if (found.start, found.stop) != (0, space):
+        where = f"shard {details['shard']}" if "shard" in details else "the range"
+        return Outcome(UNKNOWN, found.checked, details=details | {"partial": True}, space=space,
+                       reason=f"partial: {where} checked masks {found.start:,} to {found.stop - 1:,} "
+                              f"of {space:,}; combine every shard for a verdict")
     if existence:
         return Outcome(REFUTED, found.checked, counterexample={"none": f"no mask of size {n} has the property"},
-                       details=details)
-    return Outcome(PROVED, found.checked, details=details)
+                       details=details, space=space)
+    return Outcome(PROVED, found.checked, details=details, space=space)
+
+
+def mask_recheck(flag: Callable[[np.ndarray], np.ndarray], confirm: Callable[[np.ndarray], dict], *,
+                 diagonal: bool = False) -> Callable[[str, int, object], str | None]:
+    """A re-check of a counterexample or witness read from a certificate: ``(kind, n, obj) -> why not`` (None: holds).
+
+    ``obj["mask"]`` must be ``n`` rows of ``n`` 0/1 integers (zero diagonal unless
+    ``diagonal``), flagged by ``flag`` and confirmed by ``confirm`` (the theorem's
+    independent numpy re-check); ``obj["index"]``, if given, must decode to that mask.
+
+    >>> always = mask_recheck(lambda rows: np.ones(rows.shape[1], bool), lambda m: {"confirmed": m.any()})
+    >>> always("witness", 2, {"mask": [[0, 1], [0, 0]]}) is None, always("witness", 2, {"mask": [[0, 0], [0, 0]]})
+    (True, 'the witness is not confirmed when re-checked')
+    """
+
+    def recheck(kind: str, n: int, obj) -> str | None:
+        rows = obj.get("mask") if isinstance(obj, dict) else None
+        if (not isinstance(rows, list) or len(rows) != n
+                or any(not isinstance(r, list) or len(r) != n or any(type(x) is not int or x not in (0, 1) for x in r)
+                       for r in rows)):
+            return f"the {kind} has no mask of {n} rows of {n} 0/1 integers"
+        mask = np.array(rows, dtype=bool)
+        if not diagonal and mask.diagonal().any():
+            return f"the {kind}'s mask has a nonzero diagonal"
+        if "index" in obj:
+            index = obj["index"]
+            if type(index) is not int or not 0 <= index < class_sizes.masks(n, diagonal):
+                return f"the {kind}'s index is not a mask number of size {n}"
+            if not np.array_equal(ex.decode(n, index, diagonal), mask):
+                return f"the {kind}'s index {index} decodes to another mask"
+        if not bool(np.asarray(flag(batch.pack(mask[None])))[0]):
+            return f"the {kind} is not flagged when re-checked"
+        if not confirm(mask).get("confirmed"):
+            return f"the {kind} is not confirmed when re-checked"
+        return None
+
+    return recheck
 
 
 def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding: str, *,
@@ -175,4 +235,6 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
                            details=outcome.details | {"model": outcome.witness})
         return outcome
 
-    return Theorem(name, statement, exhaustive_check, z3_check, existence=existence, min_n=min_n)
+    return Theorem(name, statement, exhaustive_check, z3_check, existence=existence, min_n=min_n,
+                   space=lambda n: class_sizes.masks(n, diagonal), indexed=True,
+                   recheck=mask_recheck(flag, confirm, diagonal=diagonal))

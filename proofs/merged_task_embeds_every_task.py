@@ -45,7 +45,7 @@ equivalence, minimal merged task, duplicate copies), §4 (the families), §5.
 from __future__ import annotations
 
 from hasse.proofs.cli import script_main
-from hasse.proofs.task_checks import (deadline, families_at, proved_outcome, refuted_outcome, report, solver_time,
+from hasse.proofs.task_checks import (deadline, families_at, family_space, proved_outcome, refuted_outcome, report, solver_time,
                                       task_json, z3_unknown)
 from hasse.proofs.theorem import Theorem
 
@@ -138,6 +138,7 @@ THEOREM = Theorem(
     "families on n tokens, and every family of labelled Hasse diagrams with n nodes in all)",
     exhaustive_check,
     z3_check,
+    space=family_space,  # complete or not proved: every family, counted independently
 )
 
 if __name__ == "__main__":

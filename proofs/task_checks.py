@@ -68,6 +68,9 @@ def task_json(task) -> dict:
     return out
 
 
+RANDOM_FAMILIES = 8  # seeded random families merged_task_is_minimum adds beyond the exhaustive class
+
+
 def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:
     """The families the merge theorems check at ``n``: the built-in families on n tokens, then every
     family of :func:`solvers.task_sets.small_families` with n nodes in all (then seeded random ones)."""
@@ -75,8 +78,21 @@ def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]
 
     out = builtin_families(n) + list(small_families(n))
     if with_random:
-        out += random_families(n)
+        out += random_families(n, RANDOM_FAMILIES)
     return out
+
+
+def family_space(n: int, *, with_random: bool = False) -> int:
+    """How many families :func:`families_at` must list at ``n``, counted without the generators
+    (:mod:`solvers.class_sizes`: built-in families from the divisors of n, the exhaustive class by
+    Burnside's lemma and a recurrence, plus the random sample).
+
+    >>> [family_space(n) for n in range(1, 5)]
+    [4, 16, 73, 476]
+    """
+    from hasse.solvers import class_sizes
+
+    return class_sizes.builtin_families(n) + class_sizes.small_families(n) + (RANDOM_FAMILIES if with_random else 0)
 
 
 def named_path(task, path) -> list[str]:

@@ -13,6 +13,13 @@ with the versions a certificate needs (:mod:`proofs.certificate` writes them);
 - ``unknown``: timeout, solver ``unknown`` or a resource limit, with a ``reason``.
   Never reported as proved.
 
+Complete or not proved: a theorem states the size of the class it quantifies over
+at ``n`` (``Theorem.space``, computed independently of the enumeration:
+:mod:`solvers.class_sizes`). An exhaustive verdict that needs the whole class
+(``proved``; ``refuted`` for an existence statement: no object has the property)
+stands only when ``checked`` equals that size; otherwise it is ``unknown``
+("scan incomplete: checked 1,048,561 of 1,048,576").
+
 >>> always = Theorem("true_statement", "nothing can fail", lambda n, ctx: Outcome(PROVED, 1), None)
 >>> r = run_theorem(always, 3, "exhaustive")
 >>> r.verdict, r.checked, run_theorem(always, 3, "z3").reason
@@ -41,6 +48,7 @@ class Outcome:
     witness: Any = None  # existence statements: the object that proves them
     reason: str | None = None  # unknown: why
     details: dict = field(default_factory=dict)  # method-specific extras (encoding, shards, …)
+    space: int | None = None  # size of the class at n, computed independently of the enumeration
 
 
 @dataclass
@@ -51,6 +59,7 @@ class Context:
     progress: Callable[[int, int], None] | None = None  # progress(done, total)
     workers: int = 1  # processes for exhaustive runs
     shard: tuple[int, int] | None = None  # (i, k): check only the i-th of k equal parts
+    span: tuple[int, int] | None = None  # (a, b): check exactly the objects a … b-1 (re-checks of certificates)
     started: float = field(default_factory=time.monotonic)
 
     def remaining(self) -> float | None:
@@ -73,6 +82,9 @@ class Theorem:
     z3_check: Callable[[int, Context], Outcome] | None  # proof by negation with Z3
     existence: bool = False  # an existence statement (proved by a witness)
     min_n: int = 1
+    space: Callable[[int], int] | None = None  # size of the class at n, independent of the enumeration
+    indexed: bool = False  # the exhaustive check numbers its objects (shards, ranges, re-checks of sub-ranges)
+    recheck: Callable[[str, int, Any], str | None] | None = None  # ("counterexample"|"witness", n, obj) -> why not
 
     def check_for(self, method: str) -> Callable[[int, Context], Outcome] | None:
         """The check of ``method`` (``"exhaustive"`` or ``"z3"``), ``None`` if the theorem has none."""
@@ -94,6 +106,8 @@ class Result:
     reason: str | None = None
     details: dict = field(default_factory=dict)
     versions: dict = field(default_factory=dict)
+    space: int | None = None  # size of the class at n (independent of the enumeration); None: not stated
+    fingerprint: dict | None = None  # sha256 of the sources it ran (set when a certificate is written or combined)
 
     def to_json(self) -> dict:
         out = {k: v for k, v in asdict(self).items() if v is not None and v != {}}
@@ -136,8 +150,35 @@ def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = Non
         raise ValueError(f"{theorem.name}: bad verdict {outcome.verdict!r}")
     if outcome.verdict == PROVED and theorem.existence and outcome.witness is None:
         outcome = Outcome(UNKNOWN, outcome.checked, reason="existence statement reported without a witness")
+    space = outcome.space
+    if theorem.space is not None and method == "exhaustive" and needs_whole_class(theorem, outcome.verdict):
+        space = theorem.space(n)  # only here: a huge n never gets this far
+    incomplete = incompleteness(theorem, method, outcome, space)
+    if incomplete is not None:
+        outcome = Outcome(UNKNOWN, outcome.checked, reason=incomplete, details=outcome.details)
     return Result(theorem.name, n, method, outcome.verdict, outcome.checked, round(time.monotonic() - start, 4),
-                  outcome.counterexample, outcome.witness, outcome.reason, outcome.details, versions())
+                  outcome.counterexample, outcome.witness, outcome.reason, outcome.details, versions(), space=space)
+
+
+def needs_whole_class(theorem: Theorem, verdict: str) -> bool:
+    """Whether ``verdict`` speaks for every object of the class (proved, or no witness of an existence statement)."""
+    return verdict == (REFUTED if theorem.existence else PROVED)
+
+
+def incompleteness(theorem: Theorem, method: str, outcome: Outcome, space: int | None) -> str | None:
+    """Why an exhaustive ``outcome`` cannot stand for the whole class of size ``space`` (None: it can).
+
+    >>> t = Theorem("t", "", None, None, space=lambda n: 4)
+    >>> incompleteness(t, "exhaustive", Outcome(PROVED, 3), 4)
+    'scan incomplete: checked 3 of 4'
+    >>> incompleteness(t, "exhaustive", Outcome(PROVED, 4), 4) is None
+    True
+    """
+    if method != "exhaustive" or space is None or not needs_whole_class(theorem, outcome.verdict):
+        return None
+    if outcome.checked != space:
+        return f"scan incomplete: checked {outcome.checked:,} of {space:,}"
+    return None
 
 
 def disagreement(results: list[Result]) -> str | None:

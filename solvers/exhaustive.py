@@ -15,8 +15,21 @@ for an existence statement):
 - ``ctx.workers = K``: the range is split into K contiguous parts, one process
   each (forked); ``checked`` is their sum and the first flagged index is the
   smallest any of them found;
+- ``ctx.span = (a, b)``: exactly the index range ``[a, b)`` (a re-check of part of a
+  certificate, :mod:`proofs.certificate_verify`);
 - ``ctx.progress(done, total)`` after every batch; ``ctx.expired()`` stops the
   search (the result says how many masks were checked).
+
+``checked`` counts what was actually enumerated, not the nominal range: every
+decoded batch is re-encoded into indices by :func:`encode` (a second, independent
+implementation of the numbering) and only the distinct indices of the range,
+in increasing order, that some decoded mask carries are counted
+(:class:`Coverage`). A decoder that skips a mask, repeats one, or never sets an
+entry (``M[q, q+1]`` always 0 maps two indices onto one mask) therefore checks
+fewer than ``b - a`` masks, and the proof says "scan incomplete" instead of
+proved (:func:`proofs.mask_checks.exhaustive_outcome`). The round trip
+``encode(decode(i)) = i`` is stronger than a checksum of bit counts: it proves
+the decoded masks of a batch distinct and exactly those of its index range.
 
 Shards run separately are combined into one verdict by :func:`proofs.certificate.combine`
 (on the JSON objects of their certificates): ``hasse prove NAME --n N --combine part*.json``.
@@ -52,8 +65,71 @@ class Search:
 
     @property
     def complete(self) -> bool:
-        """Every mask of ``[start, stop)`` was checked (no timeout, no early stop)."""
+        """Every mask of ``[start, stop)`` was checked (no timeout, no early stop, nothing skipped)."""
         return self.checked == self.stop - self.start
+
+
+def encode(n: int, rows: np.ndarray, diagonal: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """The indices of the masks held in packed ``rows`` ``(n, B)``, and which of them are well formed.
+
+    The inverse of :func:`theory.batch.masks_from_indices`, written out again from
+    the numbering (not by calling it): without ``diagonal``, entry ``(q, k)``,
+    ``k != q``, is bit ``q(n-1) + (k if k < q else k - 1)``; with ``diagonal``, bit
+    ``qn + k``. A mask is well formed when no row has a bit at or beyond ``n`` and,
+    without ``diagonal``, its diagonal is zero.
+
+    >>> idx, ok = encode(3, batch.masks_from_indices(3, np.arange(64, dtype=np.uint64)))
+    >>> bool((idx == np.arange(64)).all()), bool(ok.all())
+    (True, True)
+    """
+    width = n if diagonal else n - 1
+    rows = np.asarray(rows).astype(np.uint64)
+    index = np.zeros(rows.shape[1], dtype=np.uint64)
+    ok = np.ones(rows.shape[1], dtype=bool)
+    for q in range(n):
+        r = rows[q]
+        ok &= (r >> np.uint64(n)) == 0
+        if diagonal:
+            chunk = r
+        else:
+            ok &= ((r >> np.uint64(q)) & np.uint64(1)) == 0
+            chunk = (r & np.uint64((1 << q) - 1)) | ((r >> np.uint64(q + 1)) << np.uint64(q))
+        index |= chunk << np.uint64(q * width)
+    return index, ok
+
+
+class Coverage:
+    """The distinct indices of ``[a, b)`` that the decoded masks carried, counted as batches arrive in order.
+
+    Batches come in increasing index order, so an index is new iff it lies at or
+    beyond ``low`` (one past the largest counted so far). The fast path is a batch
+    of consecutive well-formed indices; anything else is deduplicated.
+
+    >>> c = Coverage(0, 8)
+    >>> c.add(np.array([0, 1, 2, 3], dtype=np.uint64), np.ones(4, bool))
+    >>> c.add(np.array([5, 6, 6, 7], dtype=np.uint64), np.ones(4, bool))  # 4 skipped, 6 twice
+    >>> c.count
+    7
+    """
+
+    def __init__(self, a: int, b: int):
+        self.a, self.b, self.low, self.count = a, b, a, 0
+
+    def add(self, index: np.ndarray, ok: np.ndarray) -> None:
+        m = index.size
+        if m == 0:
+            return
+        first, last = int(index[0]), int(index[-1])
+        if (ok.all() and first >= self.low and last < self.b and last - first == m - 1
+                and np.array_equal(index, np.arange(first, first + m, dtype=np.uint64))):
+            self.count += m
+            self.low = last + 1
+            return
+        new = np.unique(index[ok])
+        new = new[(new >= np.uint64(max(self.low, self.a))) & (new < np.uint64(self.b))]
+        self.count += int(new.size)
+        if new.size:
+            self.low = int(new[-1]) + 1
 
 
 def space_size(n: int, diagonal: bool = False) -> int:
@@ -97,26 +173,34 @@ def default_batch(n: int) -> int:
 
 
 def _scan(n, flag, diagonal, a, b, size, deadline, on_batch, stop_before):
-    """Check ``[a, b)`` batch by batch; returns (checked, first flagged index or None, timed out)."""
-    checked = 0
+    """Check ``[a, b)`` batch by batch; returns (checked, first flagged index or None, timed out).
+
+    ``checked`` is the :class:`Coverage` of the masks actually decoded and flagged
+    (up to and including the first flagged one), not the nominal range.
+    """
+    cover = Coverage(a, b)
     pos = a
     while pos < b:
         if deadline is not None and time.time() >= deadline:
-            return checked, None, True
+            return cover.count, None, True
         if pos >= stop_before():
-            return checked, None, False
+            return cover.count, None, False
         end = min(b, (pos // size + 1) * size)
-        flags = np.asarray(flag(_rows(n, diagonal, pos, end, size)), dtype=bool)
+        rows = _rows(n, diagonal, pos, end, size)
+        index, ok = encode(n, rows, diagonal)  # before the predicate sees (and could change) the rows
+        flags = np.asarray(flag(rows), dtype=bool)
         hits = np.flatnonzero(flags)
+        before = cover.count
         if hits.size:
-            first = pos + int(hits[0])
-            checked += first - pos + 1
-            on_batch(first - pos + 1, first)
-            return checked, first, False
-        checked += end - pos
-        on_batch(end - pos, None)
+            hit = int(hits[0])
+            cover.add(index[:hit + 1], ok[:hit + 1])
+            first = int(index[hit]) if ok[hit] else pos + hit
+            on_batch(cover.count - before, first)
+            return cover.count, first, False
+        cover.add(index, ok)
+        on_batch(cover.count - before, None)
         pos = end
-    return checked, None, False
+    return cover.count, None, False
 
 
 def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue):
@@ -142,6 +226,11 @@ def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int |
     """
     total = space_size(n, diagonal)
     start, stop = (0, total) if ctx.shard is None else part(0, total, *ctx.shard)
+    span = getattr(ctx, "span", None)
+    if span is not None:
+        start, stop = int(span[0]), int(span[1])
+        if not 0 <= start <= stop <= total:
+            raise InputError(f"index range [{start}, {stop}) is not inside the {total:,} masks of size {n}")
     size = batch_size or default_batch(n)
     left = ctx.remaining()
     deadline = None if left is None else time.time() + left
@@ -163,8 +252,10 @@ def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int |
     best = context.Value("q", min(stop, (1 << 63) - 1))
     queue = context.Queue()
     procs = []
-    for w in range(workers):
-        a, b = part(start, stop, w, workers)
+    pieces = [part(start, stop, w, workers) for w in range(workers)]
+    if pieces[0][0] != start or pieces[-1][1] != stop or any(p[1] != q[0] for p, q in zip(pieces, pieces[1:])):
+        raise RuntimeError(f"the workers' ranges {pieces} do not tile [{start}, {stop})")
+    for a, b in pieces:
         procs.append(context.Process(target=_worker, args=(n, flag, diagonal, a, b, size, deadline, counter, best,
                                                            queue), daemon=True))
     for p in procs:
