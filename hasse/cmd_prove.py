@@ -35,7 +35,12 @@ examples:
   hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
 
 A shard alone is "unknown" (partial) unless it finds a counterexample; --combine
-reads the shards' certificates and gives one verdict for the whole space.
+reads the shards' certificates and gives one verdict for the whole space. It trusts
+nothing it can recompute: the space comes from n, the ranges must partition it with
+`checked` equal to each range, and the parts must share one theorem, n, method set,
+kit version and source fingerprint; counterexamples and witnesses are re-checked.
+Every refusal is one line and exit 2. Certificates are written atomically, never
+onto an input. `hasse certificate verify CERT --recheck 1.0` re-runs a certificate.
 
 exit status: 0 every result proved; 1 a result refuted (or the methods disagree);
 3 some result unknown (timeout); 2 bad input.
@@ -62,7 +67,8 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from hasse.proofs import registry
-    from hasse.proofs.certificate import combine_certificates
+    from hasse.proofs.certificate import refuse_overwrite
+    from hasse.proofs.certificate_combine import combine_certificates
     from hasse.proofs.cli import format_result, parse_shard, prove
     from hasse.proofs.theorem import disagreement
 
@@ -72,10 +78,13 @@ def run(args) -> int:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     shard = parse_shard(args.shard)
     names = registry.NAMES if args.name == "all" else (args.name,)
+    if args.certificate:  # before any work: never onto an input, never onto a FIFO or a folder
+        refuse_overwrite(args.certificate, tuple(args.combine or ()))
     if args.combine:
         if args.name != "all":
             registry.get(args.name)
-        return _report(args, combine_certificates(args.combine, names, args.n), [])
+        results, sources = combine_certificates(args.combine, names, args.n)
+        return _report(args, results, [], sources=sources)
     theorems = [registry.get(name) for name in names]
     if args.name == "all" and args.method != "both":  # the engine theorems have no Z3 check (design.md §5)
         skipped = [t.name for t in theorems if t.check_for(args.method) is None]
@@ -96,7 +105,7 @@ def run(args) -> int:
     return _report(args, results, loud, printed=True)
 
 
-def _report(args, results, loud, printed: bool = False) -> int:
+def _report(args, results, loud, printed: bool = False, sources: dict | None = None) -> int:
     from hasse.proofs.certificate import write_certificate
     from hasse.proofs.cli import exit_status, format_result
 
@@ -104,10 +113,7 @@ def _report(args, results, loud, printed: bool = False) -> int:
         for r in results:
             print(format_result(r), flush=True)
     if args.certificate:
-        try:
-            write_certificate(args.certificate, results)
-        except OSError as exc:
-            raise InputError(f"cannot write: {exc.strerror}", args.certificate) from None
+        write_certificate(args.certificate, results, sources=sources, inputs=tuple(args.combine or ()))
     if args.json:
         print_json({"n": args.n, "results": [r.to_json() for r in results]})
     else:

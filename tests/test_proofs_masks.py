@@ -14,6 +14,8 @@ always says 1 — and the matching proof must report ``refuted`` with a mask tha
 re-checked with numpy, really breaks the claim for that code.
 """
 
+import dataclasses
+import importlib
 import json
 
 import numpy as np
@@ -21,7 +23,7 @@ import pytest
 
 from hasse.cli import main
 from hasse.proofs import registry
-from hasse.proofs.certificate import combine
+from hasse.proofs.certificate_combine import combine
 from hasse.proofs.registry import MASK_THEOREMS
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex
@@ -233,8 +235,8 @@ def test_shards_add_up_and_combine_into_one_result():
     assert [p.details["range"] for p in parts] == [[0, 1365], [1365, 2730], [2730, 4096]]
     whole = combine([p.to_json() for p in parts])
     assert whole["verdict"] == PROVED and whole["checked"] == 4096 and whole["details"]["complete"]
-    missing = combine([parts[0].to_json(), parts[2].to_json()])
-    assert missing["verdict"] == UNKNOWN and "1,365 of 4,096" in missing["reason"]
+    with pytest.raises(ValueError, match="masks 1,365 to 2,729 missing"):  # a gap is refused (issue 10)
+        combine([parts[0].to_json(), parts[2].to_json()])
     with pytest.raises(ValueError, match="overlap"):
         combine([p.to_json() for p in parts] + [parts[1].to_json()])
 
@@ -259,17 +261,22 @@ def test_combine_from_the_command_line(capsys, tmp_path, monkeypatch):
     assert code == 0 and result["verdict"] == PROVED and result["checked"] == 4096
     assert json.loads((tmp_path / "full.json").read_text())["results"][0]["verdict"] == PROVED
     code, _, err = run(capsys, "prove", name, "--n", "4", "--combine", parts[0])
-    assert code == 3
+    assert code == 2 and "missing" in err  # one shard does not partition the space: refused
     code, _, err = run(capsys, "prove", name, "--n", "5", "--combine", *parts)
-    assert code == 2 and "no results" in err
+    assert code == 2 and "n = 4" in err
     (tmp_path / "bad.json").write_text("{")
     code, _, err = run(capsys, "prove", name, "--n", "4", "--combine", str(tmp_path / "bad.json"))
     assert code == 2 and "bad.json" in err
-    # a refuted shard refutes the combination
+    # a refuted shard from a broken engine: its counterexample does not re-check, so it is refused
     real = batch.closure
     monkeypatch.setattr(batch, "closure", lambda rows, squarings=None: real(rows, 0))
     run(capsys, "prove", name, "--n", "4", "--method", "exhaustive", "--shard", "1/2",
         "--certificate", str(tmp_path / "bad1.json"))
+    code, _, err = run(capsys, "prove", name, "--n", "4", "--combine", parts[0], str(tmp_path / "bad1.json"))
+    assert code == 2 and "not confirmed when re-checked" in err
+    # one that re-checks refutes the combination
+    module = importlib.import_module(f"hasse.proofs.{name}")
+    monkeypatch.setattr(module, "THEOREM", dataclasses.replace(module.THEOREM, recheck=lambda kind, n, obj: None))
     code, out, _ = run(capsys, "prove", name, "--n", "4", "--combine", parts[0], str(tmp_path / "bad1.json"),
                        "--json")
     assert code == 1 and json.loads(out)["results"][0]["verdict"] == REFUTED
