@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from hasse.output import print_json
@@ -91,6 +92,7 @@ def run(args) -> int:
         theorems = [t for t in theorems if t.check_for(args.method) is not None]
         if skipped:
             print(f"hasse: no {args.method} check for {', '.join(skipped)}: not run", file=sys.stderr)
+    refuse_sizes(theorems, args.n, args.method, args.workers)
     results, loud = [], []
     for theorem in theorems:
         rs = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers, shard=shard,
@@ -103,6 +105,27 @@ def run(args) -> int:
             for r in rs:
                 print(format_result(r), flush=True)
     return _report(args, results, loud, printed=True)
+
+
+def refuse_sizes(theorems, n: int, method: str, workers: int = 1) -> None:
+    """The size guard, before any work: ``InputError`` (exit 2) naming the first check that cannot run at ``n``.
+
+    Each theorem documents its limit per method (``Theorem.max_n``; exhaustive mask checks
+    stop at n = 7, 2^42 masks); the message carries the estimate of the work. ``--workers``
+    is limited to four per CPU core.
+    """
+    cores = os.cpu_count() or 1
+    if workers > 4 * cores:
+        raise InputError(f"--workers must be at most {4 * cores} (four per CPU core on this machine), got {workers}")
+    if n < 1:
+        return  # proofs.cli reports it in its own words
+    for theorem in theorems:
+        for m in ("exhaustive", "z3") if method == "both" else (method,):
+            why = theorem.check_for(m) is not None and theorem.too_large(n, m)
+            if why:
+                other = {"exhaustive": "z3", "z3": "exhaustive"}[m]
+                runs = theorem.check_for(other) is not None and not theorem.too_large(n, other)
+                raise InputError(f"--n {n}: {why}; use a smaller --n" + (f" or --method {other}" if runs else ""))
 
 
 def _report(args, results, loud, printed: bool = False, sources: dict | None = None) -> int:

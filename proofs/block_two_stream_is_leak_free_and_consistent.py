@@ -150,6 +150,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     space=class_sizes.block_designs,  # complete or not proved: every block size dividing n, counted independently
+    max_n={"exhaustive": 2048, "z3": 192},  # size guard (about 4x the n each method proves in 60 s)
 )
 
 if __name__ == "__main__":

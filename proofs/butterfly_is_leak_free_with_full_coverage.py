@@ -111,6 +111,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     space=lambda n: 1,  # one design, butterfly:n
+    max_n={"exhaustive": 2048, "z3": 256},  # size guard (about 4x the n each method proves in 60 s)
 )
 
 if __name__ == "__main__":

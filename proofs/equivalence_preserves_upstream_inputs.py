@@ -218,6 +218,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     space=class_sizes.rooted_diagrams,  # complete or not proved: every rooted diagram, counted independently
+    max_n={"exhaustive": 6, "z3": 6},  # size guard (n = 6 does not finish in 60 s)
 )
 
 if __name__ == "__main__":

@@ -136,7 +136,8 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same}
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.hasse_closure_is_limit, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.hasse_closure_is_limit,
+                       confirm, max_n={"z3": 36})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

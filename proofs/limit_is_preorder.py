@@ -84,7 +84,8 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": found is not None} | (found or {})
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.limit_is_preorder, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.limit_is_preorder,
+                       confirm, max_n={"z3": 80})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -213,7 +213,7 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
                  explain: Callable[[np.ndarray], dict], claims: Callable[[int, str], list],
                  confirm: Callable[[np.ndarray], dict], *, diagonal: bool = False, existence: bool = False,
                  shaped_encoding: str | None = None, unconfirmed: str = "the solver's witness fails when re-checked",
-                 min_n: int = 1) -> Theorem:
+                 min_n: int = 1, max_n: dict | None = None) -> Theorem:
     """A mask-level theorem whose two checks are :func:`exhaustive_outcome` and :func:`z3_outcome`.
 
     ``flag``/``explain`` drive the exhaustive check; ``claims(n, encoding)`` builds the Z3
@@ -222,6 +222,8 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
     ``shaped_encoding`` looks only for witnesses of one shape (its ``unsat`` is unknown),
     and a Z3 witness that ``confirm`` does not confirm is unknown with reason ``unconfirmed``.
     ``z3_check(n, ctx, encoding="naive")`` runs the naive encoding (default ``"better"``).
+    ``max_n``: the size guard per method (default exhaustive 7, :data:`proofs.theorem.DEFAULT_MAX_N`),
+    with :func:`mask_work` as the estimate in its message.
     """
 
     def exhaustive_check(n: int, ctx: Context) -> Outcome:
@@ -237,4 +239,19 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
 
     return Theorem(name, statement, exhaustive_check, z3_check, existence=existence, min_n=min_n,
                    space=lambda n: class_sizes.masks(n, diagonal), indexed=True,
-                   recheck=mask_recheck(flag, confirm, diagonal=diagonal))
+                   recheck=mask_recheck(flag, confirm, diagonal=diagonal), max_n=dict(max_n or {}),
+                   estimate=lambda n, method: mask_work(n, method, diagonal))
+
+
+def mask_work(n: int, method: str, diagonal: bool = False) -> str:
+    """The work of a mask-level check at ``n``, in words, without computing ``2^(n(n-1))`` itself.
+
+    >>> mask_work(9, "exhaustive"), mask_work(1000, "z3")
+    ('2^72 ≈ 4.7e+21 masks', 'a Z3 encoding of about 1.0e+09 terms')
+    """
+    if method == "exhaustive":
+        bits = n * n if diagonal else n * (n - 1)
+        exponent = bits * 0.30102999566398120
+        mantissa = 10 ** (exponent - int(exponent))
+        return f"2^{bits} ≈ {mantissa:.1f}e+{int(exponent):02d} masks"
+    return f"a Z3 encoding of about {float(n) ** 3:.1e} terms"

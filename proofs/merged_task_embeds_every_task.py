@@ -139,6 +139,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     space=family_space,  # complete or not proved: every family, counted independently
+    max_n={"exhaustive": 6, "z3": 6},  # size guard (~10^5 families at n = 6)
 )
 
 if __name__ == "__main__":

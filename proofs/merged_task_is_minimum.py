@@ -144,6 +144,7 @@ THEOREM = Theorem(
     exhaustive_check,
     z3_check,
     space=lambda n: family_space(n, with_random=True),  # complete or not proved: every family, counted independently
+    max_n={"exhaustive": 6, "z3": 6},  # size guard (~10^5 families at n = 6)
 )
 
 if __name__ == "__main__":

@@ -79,7 +79,8 @@ def confirm(mask: np.ndarray) -> dict:
 
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.no_residual_can_oscillate, confirm,
                        diagonal=True, existence=True, shaped_encoding="better",
-                       unconfirmed="the solver's witness settles when re-checked", min_n=2)
+                       unconfirmed="the solver's witness settles when re-checked", min_n=2,
+                       max_n={"exhaustive": 8, "z3": 256})  # size guard: the first witness is mask 2 + 2^n
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -107,7 +107,8 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not (np.diagonal(r).all() and transitive)}
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.quotient_is_partial_order, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.quotient_is_partial_order,
+                       confirm, max_n={"z3": 56})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -76,7 +76,8 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": False}
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_monotone_in_depth, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_monotone_in_depth,
+                       confirm, max_n={"z3": 160})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

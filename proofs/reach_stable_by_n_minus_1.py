@@ -90,7 +90,8 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": depth != longest, "L*": depth, "largest_hop_distance": longest}
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_stable_by_n_minus_1, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_stable_by_n_minus_1,
+                       confirm, max_n={"z3": 64})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

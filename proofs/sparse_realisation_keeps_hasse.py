@@ -174,7 +174,8 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same or depth != predicted, "same_limit": same, "depth": depth, "predicted": predicted}
 
 
-THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.sparse_realisation_keeps_hasse, confirm)
+THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.sparse_realisation_keeps_hasse,
+                       confirm, max_n={"z3": 28})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

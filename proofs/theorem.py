@@ -36,6 +36,9 @@ from typing import Any, Callable
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
+# Size guard (issue 10): the largest n a check may start at unless its Theorem says otherwise
+# (exhaustive: 2^(n(n-1)) masks is 2^42 at n = 7 and 2^72 at n = 9).
+DEFAULT_MAX_N = {"exhaustive": 7, "z3": 64}
 
 
 @dataclass(frozen=True)
@@ -85,10 +88,25 @@ class Theorem:
     space: Callable[[int], int] | None = None  # size of the class at n, independent of the enumeration
     indexed: bool = False  # the exhaustive check numbers its objects (shards, ranges, re-checks of sub-ranges)
     recheck: Callable[[str, int, Any], str | None] | None = None  # ("counterexample"|"witness", n, obj) -> why not
+    max_n: dict = field(default_factory=dict)  # method -> largest n the size guard lets run (default DEFAULT_MAX_N)
+    estimate: Callable[[int, str], str] | None = None  # (n, method) -> the work at n, in words (guard messages)
 
     def check_for(self, method: str) -> Callable[[int, Context], Outcome] | None:
         """The check of ``method`` (``"exhaustive"`` or ``"z3"``), ``None`` if the theorem has none."""
         return {"exhaustive": self.exhaustive_check, "z3": self.z3_check}[method]
+
+    def too_large(self, n: int, method: str) -> str | None:
+        """Why the ``method`` check cannot run at ``n`` (beyond :attr:`max_n`), with an estimate; ``None`` if it can.
+
+        >>> t = Theorem("t", "", None, None, max_n={"z3": 10}, estimate=lambda n, m: f"{n ** 3:,} terms")
+        >>> t.too_large(10, "z3") is None, t.too_large(11, "z3")
+        (True, 't: the z3 check is limited to n <= 10 (at n = 11: 1,331 terms)')
+        """
+        limit = self.max_n.get(method, DEFAULT_MAX_N[method])
+        if n <= limit:
+            return None
+        work = f" (at n = {n}: {self.estimate(n, method)})" if self.estimate is not None else ""
+        return f"{self.name}: the {method} check is limited to n <= {limit}{work}"
 
 
 @dataclass(frozen=True)
