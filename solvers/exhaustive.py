@@ -83,18 +83,17 @@ def encode(n: int, rows: np.ndarray, diagonal: bool = False) -> tuple[np.ndarray
     (True, True)
     """
     width = n if diagonal else n - 1
-    rows = np.asarray(rows).astype(np.uint64)
+    rows = np.asarray(rows)
+    one = rows.dtype.type(1)
     index = np.zeros(rows.shape[1], dtype=np.uint64)
-    ok = np.ones(rows.shape[1], dtype=bool)
+    stray = np.zeros(rows.shape[1], dtype=rows.dtype)  # bits that no mask of the class has
     for q in range(n):
         r = rows[q]
-        ok &= (r >> np.uint64(n)) == 0
-        if diagonal:
-            chunk = r
-        else:
-            ok &= ((r >> np.uint64(q)) & np.uint64(1)) == 0
-            chunk = (r & np.uint64((1 << q) - 1)) | ((r >> np.uint64(q + 1)) << np.uint64(q))
-        index |= chunk << np.uint64(q * width)
+        allowed = (1 << n) - 1 if diagonal else ((1 << n) - 1) & ~(1 << q)
+        stray |= r & ~rows.dtype.type(allowed)
+        chunk = r if diagonal else (r & ((one << q) - one)) | ((r >> (q + 1)) << q)
+        index |= chunk.astype(np.uint64) << np.uint64(q * width)
+    ok = stray == 0
     return index, ok
 
 
