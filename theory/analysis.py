@@ -13,7 +13,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from hasse.theory.empty_rows import ANALYZE_DEFAULT, EmptyRows, apply_empty_row_policy
-from hasse.theory.empty_rows import empty_rows  # noqa: F401  (re-exported: its older home)
 from hasse.theory.errors import InputError
 from hasse.theory.mask import as_mask, default_names
 from hasse.theory.order import LimitOrder, mask_to_order
