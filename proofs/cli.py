@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import replace
 
-from hasse.proofs.certificate import write_certificate
+from hasse.proofs.certificate import refuse_overwrite, write_certificate
 from hasse.proofs.theorem import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem
 from hasse.theory.errors import InputError
 
@@ -111,13 +111,15 @@ def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
     parser.add_argument("--certificate", metavar="FILE")
     args = parser.parse_args(argv)
     try:
+        if args.certificate:  # before any work: never onto a FIFO or a folder
+            refuse_overwrite(args.certificate)
         results = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers,
                         shard=parse_shard(args.shard))
+        if args.certificate:
+            write_certificate(args.certificate, results)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.certificate:
-        write_certificate(args.certificate, results)
     if args.json:
         print(json.dumps({"n": args.n, "results": [r.to_json() for r in results]}, default=str))
     else:
