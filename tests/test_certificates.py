@@ -89,6 +89,21 @@ def test_planted_skip_of_the_first_mask_of_every_later_batch_is_unknown(monkeypa
     assert r.reason == f"scan incomplete: checked {2 ** 20 - (batches - 1):,} of {2 ** 20:,}"  # 1,048,561
 
 
+def test_planted_skip_in_the_scan_loop_is_unknown(monkeypatch):
+    """The same bug one level up: the loop steps one past the end of each batch."""
+    import inspect
+    import textwrap
+
+    source = textwrap.dedent(inspect.getsource(ex._scan))
+    assert source.count("        pos = end\n") == 1
+    namespace = dict(vars(ex))
+    exec(source.replace("        pos = end\n", "        pos = end + 1 if end < b else end\n"), namespace)
+    monkeypatch.setattr(ex, "_scan", namespace["_scan"])
+    r = prove(STABLE, 5)
+    batches = 2 ** 20 // ex.default_batch(5)
+    assert r.verdict == UNKNOWN and r.reason == f"scan incomplete: checked {2 ** 20 - (batches - 1):,} of {2 ** 20:,}"
+
+
 def test_planted_skip_is_caught_with_workers_too(monkeypatch):
     monkeypatch.setattr(ex, "default_batch", lambda n: 256)  # 16 batches of n = 4, spread over two workers
     skip_first_of_later_batches(monkeypatch)
