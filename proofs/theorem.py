@@ -34,6 +34,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
+from hasse.theory.deadline import deadline
+
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
 # Size guard (issue 10): the largest n a check may start at unless its Theorem says otherwise
@@ -159,7 +161,8 @@ def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = Non
         outcome = Outcome(UNKNOWN, 0, reason=f"the statement needs n >= {theorem.min_n}")
     else:
         try:
-            outcome = check(n, ctx)
+            with deadline(ctx.timeout):  # honoured inside encoders and generators too (theory.deadline.tick)
+                outcome = check(n, ctx)
         except MemoryError:
             outcome = Outcome(UNKNOWN, 0, reason="out of memory")
         except TimeoutError as exc:

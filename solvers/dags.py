@@ -32,6 +32,8 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
+from hasse.theory.deadline import tick
+
 Lower = tuple[tuple[int, ...], ...]  # lower[j]: the nodes node j covers (all < j)
 
 ALPHABET = ("a", "b")
@@ -68,6 +70,7 @@ def hasse_shapes(k: int) -> tuple[Lower, ...]:
     pairs = [(i, j) for j in range(k) for i in range(j)]
     out = []
     for bits in itertools.product((0, 1), repeat=len(pairs)):
+        tick()  # generation honours the time limit (theory.deadline)
         lower: list[list[int]] = [[] for _ in range(k)]
         for (i, j), b in zip(pairs, bits):
             if b:
@@ -111,6 +114,7 @@ def canonical_form(lower: Lower, labels: Sequence, root_last: bool = True) -> tu
     best = None
     movable = range(k - 1) if root_last else range(k)
     for perm in itertools.permutations(movable):
+        tick()
         new = list(perm) + ([k - 1] if root_last else [])
         edges = tuple(sorted((new[i], new[j]) for j in range(k) for i in lower[j]))
         labs = tuple(labels[old] for old in sorted(range(k), key=lambda o: new[o]))

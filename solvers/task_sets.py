@@ -21,6 +21,7 @@ from typing import Iterator
 import numpy as np
 
 from hasse.solvers.dags import ALPHABET, Lower, dag_to_task, hasse_shapes, labelled_dags
+from hasse.theory.deadline import tick
 
 
 def block_specs(n: int) -> list[str]:
@@ -60,6 +61,7 @@ def small_family_diagrams(n: int) -> Iterator[tuple[tuple[Lower, tuple[str, ...]
 def small_families(n: int) -> Iterator[tuple[str, tuple]]:
     """``(description, tasks)`` for every family of :func:`small_family_diagrams`."""
     for family in small_family_diagrams(n):
+        tick()  # generation honours the time limit (theory.deadline)
         text = " + ".join(f"{''.join(labels)}{[list(low) for low in lower]}" for lower, labels in family)
         yield text, tuple(dag_to_task(lower, labels) for lower, labels in family)
 

@@ -29,6 +29,7 @@ import numpy as np
 import z3
 
 from hasse.solvers.z3_prove import FALSE, TRUE, and_, not_, or_
+from hasse.theory.deadline import tick
 
 Matrix = list  # list[list[z3.BoolRef]]
 
@@ -122,8 +123,11 @@ def encode_preorder(n: int, name: str = "R") -> tuple[Matrix, list]:
     ``R`` read as a mask is then a mask with that limit.
     """
     r = [[TRUE if q == k else z3.Bool(f"{name}_{q}_{k}") for k in range(n)] for q in range(n)]
-    out = [z3.Implies(z3.And(r[q][j], r[j][k]), r[q][k])
-           for q in range(n) for j in range(n) for k in range(n) if len({q, j, k}) == 3]
+    out = []
+    for q in range(n):
+        tick()  # the time limit, while the encoding is built (theory.deadline)
+        out += [z3.Implies(z3.And(r[q][j], r[j][k]), r[q][k]) for j in range(n) for k in range(n)
+                if len({q, j, k}) == 3]
     return r, out
 
 

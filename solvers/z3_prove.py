@@ -9,7 +9,9 @@ solver and hands it to :func:`check`:
 - ``unknown`` → inconclusive, with the solver's ``reason_unknown()``.
 
 :func:`or_`, :func:`and_` and :func:`not_` build terms and fold the constants
-``TRUE``/``FALSE`` away, so encodings with many constant entries stay small.
+``TRUE``/``FALSE`` away, so encodings with many constant entries stay small. They
+also check the time limit (:func:`theory.deadline.tick`): every encoding is built from
+them, so ``--timeout`` is honoured while an encoding is being built (issue 10).
 
 >>> import z3
 >>> s = z3.Solver()
@@ -28,6 +30,8 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import z3
+
+from hasse.theory.deadline import tick
 
 SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
 TRUE, FALSE = z3.BoolVal(True), z3.BoolVal(False)
@@ -72,6 +76,7 @@ def check(solver: z3.Solver, timeout: float | None,
 
 def or_(terms: Sequence) -> z3.BoolRef:
     """``OR terms``, without constant False terms (True if one is constant True)."""
+    tick()
     terms = [t for t in terms if not z3.is_false(t)]
     if any(z3.is_true(t) for t in terms):
         return TRUE
@@ -85,6 +90,7 @@ def not_(a) -> z3.BoolRef:
 
 def and_(a, b) -> z3.BoolRef:
     """``a and b``, folding constants."""
+    tick()
     if z3.is_false(a) or z3.is_false(b):
         return FALSE
     if z3.is_true(a):
