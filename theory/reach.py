@@ -62,13 +62,26 @@ def reach(layers: np.ndarray | Sequence[np.ndarray], depth: int, *, residual: bo
     >>> reach(swap, 3, residual=False).astype(int).tolist()
     [[0, 1], [1, 0]]
 
+    A depth beyond what changes anything is computed, not looped: with one mask and the
+    residual, ``R(L) = R(n - 1)`` for ``L >= n - 1``; without the residual, a deep
+    ``A^L`` is found by repeated squaring (``log2 L`` products), so ``depth = 10**12``
+    costs about 80 products.
+
+    >>> reach(swap, 10**12 + 1, residual=False).astype(int).tolist()
+    [[0, 1], [1, 0]]
+
     Notes: bitset rows; each layer costs one OR per attention edge.
     """
     if depth < 0:
         raise InputError(f"depth must be >= 0, got {depth}")
     if np.ndim(layers) == 2:
         single = as_mask(layers)
-        n, masks = single.shape[0], [single] * depth
+        n = single.shape[0]
+        if residual:
+            depth = min(depth, max(n - 1, 0))  # the powers of A = I or M are constant from n - 1 on
+        elif depth > 2 * n + 2:
+            return unpack_rows(_deep_power(single, depth), n)
+        masks = [single] * depth
     else:
         masks = [as_mask(m) for m in layers]
         if len(masks) != depth or not masks:
@@ -89,6 +102,33 @@ def reach(layers: np.ndarray | Sequence[np.ndarray], depth: int, *, residual: bo
                 new[q] |= rows[q]
         rows = new
     return unpack_rows(rows, n)
+
+
+def _deep_power(mask: np.ndarray, depth: int) -> list[int]:
+    """Bitset rows of ``M^depth`` (no residual) by repeated squaring: ``(X Y)[q] = OR_{j in X[q]} Y[j]``."""
+    n = mask.shape[0]
+
+    def product(x: list[int], y: list[int]) -> list[int]:
+        out = []
+        for row in x:
+            acc, j = 0, 0
+            while row:
+                if row & 1:
+                    acc |= y[j]
+                row >>= 1
+                j += 1
+            out.append(acc)
+        return out
+
+    result = [1 << q for q in range(n)]
+    base = pack_rows(mask)
+    while depth:
+        if depth & 1:
+            result = product(base, result)
+        depth >>= 1
+        if depth:
+            base = product(base, base)
+    return result
 
 
 @dataclass(frozen=True)
