@@ -112,12 +112,31 @@ def names_a_task(source: str) -> bool:
     return classify(source)
 
 
+# Size guard (issue 10): real layers hold L blocks of weights and n^2 gradient norms per seed.
+MAX_LAYERS, MAX_SEEDS, MAX_POSITIONS, MAX_VOCAB, MAX_STEPS = 64, 64, 8192, 1 << 20, 10 ** 6
+
+
 def _check_args(args) -> None:
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
+    if args.layers is not None and args.layers > MAX_LAYERS:
+        raise InputError(f"--layers {args.layers}: a stack of more than {MAX_LAYERS} real blocks is not built "
+                         f"(R(L) settles by L = n - 1; `hasse leak --layers L` answers any depth)")
     if args.seeds < 1:
         raise InputError(f"--seeds must be >= 1, got {args.seeds}")
+    if args.seeds > MAX_SEEDS:
+        raise InputError(f"--seeds must be at most {MAX_SEEDS} (each seed is a full gradient pass), got {args.seeds}")
+    if args.train_demo and (args.vocab > MAX_VOCAB or args.steps > MAX_STEPS):
+        raise InputError(f"--vocab must be at most {MAX_VOCAB:,} and --steps at most {MAX_STEPS:,}, "
+                         f"got {args.vocab:,} and {args.steps:,}")
     check_train_demo_args(args)
+
+
+def check_positions(n: int, seeds: int) -> None:
+    """The size guard on positions: ``n^2`` gradient norms per seed and ``n`` backward passes (exit 2 beyond)."""
+    if n > MAX_POSITIONS:
+        raise InputError(f"gpu-check is limited to {MAX_POSITIONS:,} positions, got {n:,} (about {n * n * seeds:,} "
+                         f"gradient norms over {n:,} backward passes)")
 
 
 def run(args) -> int:
@@ -146,6 +165,7 @@ def _run_on(args, device: str) -> int:
         task = None
         named = load(args.subject, n=args.n)
         subject, mask, names = named.spec or args.subject, named.matrix, named.names
+    check_positions(mask.shape[0], args.seeds)
     if args.layers is None and not args.json:
         from hasse.theory.order import mask_to_order
 
