@@ -92,10 +92,14 @@ def parse_set(text: str, n: int, what: str) -> list[int]:
     out: set[int] = set()
     for part in text.split(","):
         part = part.strip()
+        if len(part) > 40:  # no position has that many digits (and int() refuses 4,300 of them)
+            raise InputError(f"{what}: {part[:20]!r}… is not a position or a range a-b")
         if m := re.fullmatch(r"(\d+)\s*-\s*(\d+)", part):
             a, b = int(m.group(1)), int(m.group(2))
             if a > b:
                 raise InputError(f"{what}: empty range {part!r}")
+            if b >= n:  # checked before the range is expanded: 0-1000000000000 must not build a set
+                raise InputError(f"{what}: range {part!r} reaches position {b}, outside 0…{n - 1}")
             out.update(range(a, b + 1))
         elif re.fullmatch(r"-?\d+", part):
             out.add(int(part))
