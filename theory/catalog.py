@@ -23,7 +23,7 @@ from typing import Any
 
 import hasse.theory.masks.entries  # noqa: F401  (registers the mask entries, in catalogue order)
 import hasse.theory.tasks  # noqa: F401  (registers the tasks, task families and bad designs)
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask import NamedMask
 from hasse.theory.spec import (  # the spec language and the registry; also importable from here
     _REGISTRY,
@@ -107,8 +107,24 @@ def build_mask(text: str) -> NamedMask:
     return replace(mask, spec=spec.canonical)
 
 
+FAMILY_BYTES = 8 << 30  # the dense masks of a family's tasks together (about n^3 / 3 entries for n tokens)
+
+
 def build_family(text: str):
-    """Build the task family named by a spec (``infill:n=5``): a tuple of tasks."""
+    """Build the task family named by a spec (``infill:n=5``): a tuple of tasks.
+
+    Size guard: a family on ``n`` tokens has about ``n`` tasks of up to ``n x n`` positions,
+    so ``n^3 / 3`` mask entries are estimated before anything is built (``TooLargeError``).
+
+    >>> build_family("ar:n=1000000000")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.TooLargeError: ar:n=1000000000: a family on n = 1000000000 tokens has about 1000000000 tasks and 3.3e+26 mask entries (n^3 / 3 bytes); the limit is 8.6 GB
+    """
+    n = resolve_spec(text, "family").kwargs().get("n")
+    if isinstance(n, int) and n ** 3 / 3 > FAMILY_BYTES:
+        raise TooLargeError(f"a family on n = {n} tokens has about {n} tasks and {n ** 3 / 3:.1e} mask entries "
+                            f"(n^3 / 3 bytes); the limit is {FAMILY_BYTES / 1e9:.1f} GB", text.strip())
     _, tasks = build_spec(text, "family")
     return tuple(tasks)
 
