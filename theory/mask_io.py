@@ -176,6 +176,9 @@ def _read_json(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
         kind = json_kind(value)
         raise InputError(f"'mask' must be a list of 0/1 rows, a spec or a file path, got {kind}", path)
     names = data.get("names")
+    if names is not None and (not isinstance(names, list) or
+                              not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in names)):
+        raise InputError("'names' must be a list of strings, one per position", path)  # wrong length: ignored
     if isinstance(names, list) and len(names) == mask.n:
         mask = NamedMask(mask.matrix, tuple(str(x) for x in names), mask.spec)
     return mask

@@ -83,6 +83,10 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMa
         raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
     if n is None:
         raise InputError("a mask_mod needs n, the number of positions to evaluate it on", source)
+    try:  # before the file runs: a size that cannot fit never executes it
+        check_fits(n, BYTES_PER_ENTRY, "mask")
+    except TooLargeError as exc:
+        raise TooLargeError(str(exc), source) from None
     fn = import_function(path, function, source)
     matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback)
     return NamedMask(matrix, default_names(n), source)

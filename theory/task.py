@@ -180,6 +180,9 @@ def make_task(
         raise InputError(f"inputs and mask have different sizes: {size} inputs, mask of size {matrix.shape[0]}",
                          source)
     groups = _isolate_groups(isolate, size, source)
+    if names is not None and (not isinstance(names, (list, tuple)) or
+                              not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in names)):
+        raise InputError(f"'names' must be a list of strings, one per position, got {names!r:.60}", source)
     if names is None or len(names) != size:
         names = tuple(str(p) for p in range(size))
     return Task(tokens, tuple(parsed_inputs), parsed_labels, matrix, groups, name, tuple(str(x) for x in names))
