@@ -39,6 +39,10 @@ class Symbol:
     sources: frozenset[int]
 
 
+MAX_TOKENS = 1 << 24  # sample size and position ids (issue 10: a huge integer is bad input, not a size)
+MAX_SYMBOL = 100_000  # characters in one input symbol (agg(...) of many tokens included)
+
+
 def parse_symbol(text: str, tokens: int | None = None, source: str | None = None) -> Symbol:
     """Parse an input symbol strictly.
 
@@ -58,6 +62,8 @@ def parse_symbol(text: str, tokens: int | None = None, source: str | None = None
     stripped = text.strip()
     if stripped in NO_CONTENT:
         return Symbol(stripped, frozenset())
+    if len(stripped) > MAX_SYMBOL or re.search(r"\d{19}", stripped):  # int() refuses 4,300 digits
+        raise InputError(f"input symbol {stripped[:20]!r}… is too long or names a token beyond 64 bits", source)
     if m := _TOKEN.fullmatch(stripped):
         indices = [int(m.group(1))]
         canonical = f"x{indices[0]}"
@@ -155,14 +161,17 @@ def make_task(
     """
     if isinstance(tokens, bool) or not isinstance(tokens, (int, np.integer)) or tokens <= 0:
         raise InputError(f"'tokens' must be a positive integer (the sample size n), got {tokens!r}", source)
+    if tokens > MAX_TOKENS:
+        raise InputError(f"'tokens' = {tokens} is more than the kit handles ({MAX_TOKENS:,})", source)
     tokens = int(tokens)
     parsed_inputs = []
     for p, item in enumerate(inputs):
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             raise InputError(f"input {p} must be [symbol, pos], got {item!r}", source)
         symbol, pos = item
-        if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)) or pos < 0:
-            raise InputError(f"input {p}: the position id must be an integer >= 0, got {pos!r}", source)
+        if isinstance(pos, bool) or not isinstance(pos, (int, np.integer)) or not 0 <= pos < MAX_TOKENS:
+            raise InputError(f"input {p}: the position id must be an integer in 0…{MAX_TOKENS - 1}, got {pos!r}",
+                             source)
         try:
             parsed = parse_symbol(symbol, tokens)
         except InputError as exc:
