@@ -1,0 +1,377 @@
+"""Limits and bad input (issue 10, point 8): every command refuses bad input with exit 2 and one line.
+
+The table below holds bad inputs for every command (timeouts, sizes beyond the guards,
+malformed and hostile JSON, FIFOs, outputs onto inputs, Python code named inside JSON,
+huge integers and depths); each runs in-process through ``hasse.cli.main`` and must
+exit 2 with exactly one line on stderr and no traceback. The other tests check the
+limits that are not refusals: ``--timeout`` while an encoding is built, a depth of
+``10^12`` computed from the period, outputs written atomically, workers that die
+with their parent, and ``assert_no_leak``'s argument checks.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from hasse.cli import main
+
+HUGE = "1000000000000"  # 10^12
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Bad (and a few good) input files, by name."""
+    d = tmp_path_factory.mktemp("limits")
+    task = {"tokens": 2, "inputs": [["x0", 0], ["x1", 1]], "labels": [None, 1], "mask": [[1, 0], [1, 1]]}
+
+    def task_with(**kw):
+        return json.dumps(task | kw)
+
+    texts = {
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+        "deep64.json": '{"mask": ' + "[" * 70 + "]" * 70 + "}",
+        "deepmask.json": '{"mask": ' + "[" * 5000 + "]" * 5000 + "}",
+        "bigint.json": '{"mask": [[' + "1" * 5000 + ", 0], [0, 1]]}",
+        "int70.json": '{"mask": [[' + "1" * 70 + ", 0], [0, 1]]}",
+        "inf.json": '{"mask": [[1e400, 0], [0, 1]]}',
+        "nan.json": '{"mask": [[NaN, 0], [0, 1]]}',
+        "trunc.json": '{"mask": [[1, 0], [0, 1]',
+        "list.json": "[1, 2, 3]",
+        "nomask.json": '{"rows": [[1]]}',
+        "pymask.json": '{"mask": "code.py:causal"}',
+        "pyfile.json": '{"mask": "code.py"}',
+        "strrows.json": '{"mask": ["ab", "cd"]}',
+        "cube.json": '{"mask": [[[1]], [[0]]]}',
+        "badnames.json": '{"mask": [[1, 0], [0, 1]], "names": [1, {"a": 2}]}',
+        "code.py": f"open({str(d / 'RAN')!r}, 'w').close()\ndef causal(b, h, q, kv):\n    return q >= kv\n",
+        "ok.txt": "1 0\n1 1\n",
+        "ok_task.json": json.dumps(task),
+        "task_py.json": task_with(mask="code.py:causal"),
+        "task_bigtokens.json": '{"tokens": ' + "9" * 5000 + ', "inputs": [], "labels": [], "mask": [[1]]}',
+        "task_hugetokens.json": task_with(tokens=10 ** 12),
+        "task_names.json": task_with(names=5),
+        "task_label_str.json": task_with(labels=[None, "a"]),
+        "task_label_float.json": task_with(labels=[None, 1.5]),
+        "task_label_range.json": task_with(labels=[None, 7]),
+        "task_input_short.json": task_with(inputs=[["x0"], ["x1", 1]]),
+        "task_symbol.json": task_with(inputs=[["y0", 0], ["x1", 1]]),
+        "task_symbol_digits.json": task_with(inputs=[["x" + "9" * 5000, 0], ["x1", 1]]),
+        "task_pos_huge.json": task_with(inputs=[["x0", 2 ** 40], ["x1", 1]]),
+        "task_pos_neg.json": task_with(inputs=[["x0", -1], ["x1", 1]]),
+        "task_isolate.json": task_with(isolate=[[0, 99]]),
+        "task_isolate_str.json": task_with(isolate="ab"),
+        "task_tokens_str.json": task_with(tokens="2"),
+        "task_tokens_bool.json": task_with(tokens=True),
+        "task_size.json": task_with(mask=[[1]]),
+        "task_unknown_field.json": task_with(extra=1),
+        "fam_item.json": json.dumps({"tokens": 2, "tasks": [5]}),
+        "fam_deep.json": '{"tokens": 2, "tasks": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "fam_empty.json": json.dumps({"tokens": 2, "tasks": []}),
+        "fam_py.json": json.dumps({"tokens": 2, "tasks": [task | {"mask": "code.py:causal"}]}),
+        "cert_deep.json": '{"certificate": "hasse proof", "results": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "cert_bigint.json": '{"certificate": "hasse proof", "results": [{"checked": ' + "9" * 6000 + "}]}",
+        "cert_list.json": "[]",
+        "empty.json": "",
+    }
+    for name, text in texts.items():
+        (d / name).write_text(text)
+    os.mkfifo(d / "fifo.json")
+    os.mkfifo(d / "fifo.txt")
+    os.mkfifo(d / "out_fifo.png")
+    return d
+
+
+# (argv with {d} for the files' folder) — every one must exit 2 with one line on stderr
+BAD = [
+    # --timeout: positive and finite, on every command that has one
+    "prove limit_is_preorder --n 3 --timeout nan",
+    "prove limit_is_preorder --n 3 --timeout inf",
+    "prove limit_is_preorder --n 3 --timeout -inf",
+    "prove limit_is_preorder --n 3 --timeout 0",
+    "prove limit_is_preorder --n 3 --timeout -1",
+    "prove limit_is_preorder --n 3 --timeout 1e400",
+    "prove limit_is_preorder --n 3 --timeout abc",
+    "counterexample bad_mlm_unmasked --timeout nan",
+    "counterexample bad_mlm_unmasked --timeout inf",
+    "counterexample bad_mlm_unmasked --timeout 0",
+    # prove: size guards, with an estimate, before any work
+    "prove reach_stable_by_n_minus_1 --n 9 --method exhaustive",
+    "prove reach_stable_by_n_minus_1 --n 8 --method exhaustive",
+    "prove all --n 9",
+    "prove reach_stable_by_n_minus_1 --n 1000000000 --method z3",
+    "prove reach_stable_by_n_minus_1 --n 1000000000",
+    "prove sparse_realisation_keeps_hasse --n 200 --method z3",
+    "prove equivalence_preserves_upstream_inputs --n 7 --method exhaustive",
+    "prove causal_is_minimum_merge_of_ar --n 100000 --method z3",
+    "prove all --n 0",
+    "prove all --n -3",
+    "prove all --n x",
+    "prove all --n 3 --workers 0",
+    "prove all --n 3 --workers 100000",
+    "prove all --n 3 --shard 5/3",
+    "prove all --n 3 --shard a/b",
+    "prove nosuchtheorem --n 3",
+    # prove --combine: certificate readers
+    "prove limit_is_preorder --n 3 --combine {d}/cert_deep.json",
+    "prove limit_is_preorder --n 3 --combine {d}/cert_bigint.json",
+    "prove limit_is_preorder --n 3 --combine {d}/cert_list.json",
+    "prove limit_is_preorder --n 3 --combine {d}/fifo.json",
+    "prove limit_is_preorder --n 3 --combine {d}/empty.json",
+    "prove limit_is_preorder --n 3 --combine {d}/missing.json",
+    # analyze: masks and their files
+    "analyze causal:n=4 --layers -1",
+    "analyze causal:n=1000000000",
+    "analyze causal:n=0",
+    "analyze {d}/deep.json",
+    "analyze {d}/deep64.json",
+    "analyze {d}/deepmask.json",
+    "analyze {d}/bigint.json",
+    "analyze {d}/int70.json",
+    "analyze {d}/inf.json",
+    "analyze {d}/nan.json",
+    "analyze {d}/trunc.json",
+    "analyze {d}/list.json",
+    "analyze {d}/nomask.json",
+    "analyze {d}/pymask.json",
+    "analyze {d}/pyfile.json",
+    "analyze {d}/task_py.json",
+    "analyze {d}/strrows.json",
+    "analyze {d}/cube.json",
+    "analyze {d}/badnames.json",
+    "analyze {d}/fifo.json",
+    "analyze {d}/fifo.txt",
+    "analyze /dev/null",
+    "analyze {d}",
+    "analyze {d}/empty.json",
+    "analyze {d}/code.py:causal --n 1000000000",
+    "analyze {d}/code.py:causal --n -1",
+    "analyze {d}/ok.txt --png {d}/ok.txt",
+    "analyze {d}/ok.txt --dot {d}/ok.txt",
+    "analyze {d}/ok.txt --dot {d}/fifo.txt",
+    "analyze {d}/ok.txt --png {d}/out_fifo.png",
+    "analyze {d}/ok.txt --dot {d}",
+    "analyze {d}/code.py:causal --n 3 --dot {d}/code.py",
+    # leak: task readers
+    "leak {d}/task_py.json",
+    "leak {d}/task_bigtokens.json",
+    "leak {d}/task_hugetokens.json",
+    "leak {d}/task_names.json",
+    "leak {d}/task_label_str.json",
+    "leak {d}/task_label_float.json",
+    "leak {d}/task_label_range.json",
+    "leak {d}/task_input_short.json",
+    "leak {d}/task_symbol.json",
+    "leak {d}/task_symbol_digits.json",
+    "leak {d}/task_pos_huge.json",
+    "leak {d}/task_pos_neg.json",
+    "leak {d}/task_isolate.json",
+    "leak {d}/task_isolate_str.json",
+    "leak {d}/task_tokens_str.json",
+    "leak {d}/task_tokens_bool.json",
+    "leak {d}/task_size.json",
+    "leak {d}/task_unknown_field.json",
+    "leak {d}/deep.json",
+    "leak {d}/fifo.json",
+    "leak {d}/ok_task.json --layers -1",
+    "leak {d}/ok_task.json --png {d}/ok_task.json",
+    # flow: position sets
+    "flow causal:n=4 --from 0-" + HUGE + " --to 1",
+    "flow causal:n=4 --from 0 --to 2-99999999999999999999999999",
+    "flow causal:n=4 --from 0-" + "9" * 5000 + " --to 1",
+    "flow causal:n=4 --from 9 --to 1",
+    "flow causal:n=4 --from 3-1 --to 1",
+    "flow causal:n=4 --from -1 --to 1",
+    "flow causal:n=4 --from a --to 1",
+    "flow causal:n=4 --from 0 --to 1 --layers -5",
+    # merge and consistent: family readers and generation
+    "merge {d}/fam_item.json",
+    "merge {d}/fam_deep.json",
+    "merge {d}/fam_empty.json",
+    "merge {d}/fam_py.json",
+    "merge {d}/deep.json",
+    "merge {d}/fifo.json",
+    "merge ar:n=1000000000",
+    "merge infill:n=100000",
+    "merge ar:n=4 --out {d}/fifo.json",
+    "consistent {d}/ok_task.json --inference {d}/fam_item.json",
+    "consistent {d}/ok_task.json --inference {d}/deep.json",
+    "consistent {d}/ok_task.json --inference block:n=100000,block=2",
+    "consistent {d}/fifo.json --inference ar:n=3",
+    # counterexample
+    "counterexample bad_mlm_unmasked --max-n -1",
+    "counterexample bad_mlm_unmasked --max-n 0",
+    "counterexample nosuchdesign",
+    # gpu-check: sizes and vocabularies, refused before torch is needed
+    "gpu-check causal:n=4 --layers " + HUGE,
+    "gpu-check causal:n=4 --layers -1",
+    "gpu-check causal:n=4 --seeds 1000000000",
+    "gpu-check causal:n=4 --seeds 0",
+    "gpu-check butterfly:n=4 --train-demo --vocab " + HUGE,
+    "gpu-check butterfly:n=4 --train-demo --vocab 0",
+    "gpu-check butterfly:n=4 --train-demo --steps " + HUGE,
+    "gpu-check butterfly:n=4 --train-demo --steps -1",
+    "gpu-check {d}/deep.json",
+    "gpu-check {d}/fifo.json",
+    # usage errors are one line too
+    "nonsense",
+    "analyze",
+    "analyze causal:n=3 --layers x",
+]
+
+
+@pytest.mark.parametrize("argv", BAD)
+def test_bad_input_exits_2_with_one_line(argv, files, capsys):
+    args = [a.replace("{d}", str(files)) for a in argv.split()]
+    with pytest.raises(SystemExit) as info:
+        raise SystemExit(main(args))
+    _, err = capsys.readouterr()
+    assert info.value.code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert not (files / "RAN").exists(), "a mask_mod named inside JSON (or beyond the size guard) was run"
+
+
+def test_the_table_covers_every_command_and_is_large():
+    commands = {argv.split()[0] for argv in BAD}
+    assert {"analyze", "leak", "flow", "merge", "consistent", "prove", "counterexample", "gpu-check"} <= commands
+    assert len(BAD) >= 60
+
+
+def test_the_size_guard_names_the_estimate(capsys):
+    assert main(["prove", "reach_stable_by_n_minus_1", "--n", "9", "--method", "exhaustive"]) == 2
+    assert "2^72 ≈ 4.7e+21 masks" in capsys.readouterr().err
+
+
+def test_outputs_onto_inputs_leave_the_input_untouched(files, capsys):
+    before = (files / "ok.txt").read_bytes()
+    assert main(["analyze", str(files / "ok.txt"), "--png", str(files / "ok.txt")]) == 2
+    assert (files / "ok.txt").read_bytes() == before
+
+
+def test_outputs_are_written_atomically(tmp_path, monkeypatch, capsys):
+    """A write that fails half-way leaves the old file whole and no temporary file behind."""
+    from hasse import output
+
+    target = tmp_path / "out.dot"
+    target.write_text("old\n")
+
+    def broken_open(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("builtins.open", broken_open)
+    with pytest.raises(Exception, match="No space left"):
+        output.write_text(str(target), "new\n")
+    monkeypatch.undo()
+    assert target.read_text() == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["out.dot"]
+    output.write_text(str(target), "new\n")
+    assert target.read_text() == "new\n"
+
+
+def test_a_depth_of_10_to_the_12_is_computed_from_the_period(tmp_path, capsys):
+    """No residual: A^L for L = 10^12 from the power cycle (reference: plain numpy powers up to the period)."""
+    from hasse.theory.reach import power_cycle, reach
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        m = rng.random((6, 6)) < 0.3
+        cycle = power_cycle(m)
+        depth = 10 ** 12
+        reduced = depth if depth < cycle.preperiod else cycle.preperiod + (depth - cycle.preperiod) % cycle.period
+        p = np.eye(6, dtype=bool)
+        for _ in range(reduced):
+            p = (m.astype(int) @ p.astype(int)) > 0
+        assert np.array_equal(reach(m, depth, residual=False), p)
+    # the command line answers too, at once: the swap without the residual has period 2
+    (tmp_path / "swap.txt").write_text("0 1\n1 0\n")
+    assert main(["analyze", str(tmp_path / "swap.txt"), "--no-residual", "--layers", HUGE, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["reachability"] == [[1, 0], [0, 1]]  # 10^12 is even
+
+
+def test_timeout_is_honoured_while_the_encoding_is_built(capsys):
+    """reach_stable at n = 60 takes tens of seconds to encode; --timeout 1 makes it unknown (exit 3)."""
+    assert main(["prove", "reach_stable_by_n_minus_1", "--n", "60", "--method", "z3", "--timeout", "1",
+                 "--json"]) == 3
+    (result,) = json.loads(capsys.readouterr().out)["results"]
+    assert result["verdict"] == "unknown" and result["reason"].startswith("timeout")
+
+
+def test_the_deadline_fires_inside_loops():
+    from hasse.theory.deadline import deadline, tick
+
+    with pytest.raises(TimeoutError):
+        with deadline(0.05):
+            while True:
+                tick()
+    tick()  # outside the block: no limit
+
+
+def test_killing_the_parent_of_workers_leaves_no_worker(tmp_path):
+    """SIGKILL the parent of `prove --workers 2`: its forked workers must exit too (they did not before)."""
+    proc = subprocess.Popen([sys.executable, "-m", "hasse", "prove", "reach_stable_by_n_minus_1", "--n", "6",
+                             "--method", "exhaustive", "--workers", "2"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def children():
+        out = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    fields = open(f"/proc/{entry}/stat").read().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                if int(fields[1]) == proc.pid and fields[0] != "Z":
+                    out.append(int(entry))
+        return out
+
+    if not os.path.isdir("/proc"):
+        pytest.skip("needs /proc")
+    kids = []
+    for _ in range(300):
+        kids = children()
+        if len(kids) >= 2 or proc.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert len(kids) >= 2, "the workers did not start"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    alive = kids
+    for _ in range(50):
+        alive = [k for k in kids if os.path.exists(f"/proc/{k}")
+                 and open(f"/proc/{k}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"]
+        if not alive:
+            break
+        time.sleep(0.1)
+    for k in alive:  # clean up what this test started before failing
+        os.kill(k, signal.SIGKILL)
+    assert not alive
+
+
+def test_assert_no_leak_checks_its_arguments():
+    from hasse.testing import assert_no_leak
+
+    leaky = np.ones((3, 3), dtype=bool)
+    with pytest.raises(ValueError, match="layers"):
+        assert_no_leak(leaky, labels=[0, None, None], layers=-1)
+    with pytest.raises(ValueError, match="labels"):
+        assert_no_leak(np.tril(np.ones((3, 3), dtype=bool)), labels=[None, None, 7])
+    with pytest.raises(AssertionError):
+        assert_no_leak(leaky, labels=[0, None, None], layers=10 ** 12)
+
+
+def test_json_readers_refuse_deep_and_huge_values(tmp_path):
+    from hasse.theory.errors import InputError
+    from hasse.theory.json_file import read_json
+
+    for text, phrase in (("[" * 10 ** 5 + "]" * 10 ** 5, "nested deeper"), ("[" * 65 + "]" * 65, "nested deeper"),
+                         ("[" + "7" * 5000 + "]", "too long"), ("[" + "7" * 30 + "]", "64 bits")):
+        (tmp_path / "x.json").write_text(text)
+        with pytest.raises(InputError, match=phrase):
+            read_json(str(tmp_path / "x.json"))
+    (tmp_path / "ok.json").write_text("[" * 60 + "9223372036854775807" + "]" * 60)
+    read_json(str(tmp_path / "ok.json"))  # the limits themselves are fine
