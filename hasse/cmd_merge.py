@@ -128,6 +128,7 @@ def run_merge(args) -> int:
             "mapping": [{"task": task.name, "merged_node_of_task_node": list(row)}
                         for task, row in zip(tasks, merged.node_of)],
             "copies": [{"group": g, "nodes": k} for g, k in merged.copies],
+            "minimum": merged.minimum,
             "exact_isomorphism_tests": merged.grouping.exact_tests,
         }
         if formulas:
@@ -154,6 +155,9 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
         lines.append(f"  duplicate copies kept: {len(merged.copies)} group(s) need several nodes because a "
                      f"down-set holds two equivalent nodes: " +
                      ", ".join(f"group {g} x{k}" for g, k in merged.copies[:10]))
+        lines.append("  copies chosen exactly: no merged task has fewer nodes" if merged.minimum else
+                     "  copies: the exact search hit its step budget; the best merge found is shown, and a "
+                     "smaller one may exist")
     if formulas:
         from hasse.solvers.formula_text import describe
 

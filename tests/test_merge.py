@@ -164,6 +164,72 @@ def test_duplicate_copies_are_kept_and_reported():
     assert_embeds(tasks, merged)
 
 
+def first_free_copy_family():
+    """Issue 10: a -> a, then the 4-node task with parents [[], [], [1], [0, 2]], every node x0 (the JSON form).
+    Taking the first free copy for node 0 (the chain's bottom) forces node 2 onto a new chain: 5 nodes, 4 suffice."""
+    from hasse.theory.task_io import task_from_dict
+
+    return [task_from_dict(item, "family") for item in [
+        {"tokens": 2, "inputs": [["x0", 0]] * 2, "labels": [None] * 2, "mask": [[1, 0], [1, 1]]},
+        {"tokens": 2, "inputs": [["x0", 0]] * 4, "labels": [None] * 4,
+         "mask": [[1, 0, 0, 0], [0, 1, 0, 0], [0, 1, 1, 0], [1, 0, 1, 1]]}]]
+
+
+def quotient_minimum(tasks) -> int:
+    """The reference: the smallest merged diagram by the solvers' quotient search, on diagrams rebuilt from raw rows."""
+    from hasse.solvers.merge_search import min_merged_nodes
+    from hasse.solvers.posets import task_diagram
+
+    diagrams = [(d.inputs, d.lower) for d in map(task_diagram, tasks)]
+    return min_merged_nodes(diagrams, sum(len(d[0]) for d in diagrams) + 1).nodes
+
+
+def test_duplicates_in_a_down_set_merge_into_the_minimum():
+    tasks = first_free_copy_family()
+    merged = family_to_merged_task(tasks)
+    assert merged.nodes == quotient_minimum(tasks) == 4 and merged.minimum
+    assert merged.groups == 3 and merged.copies == ((0, 2),)  # two lone x0, the chain top, the top
+    assert_embeds(tasks, merged)
+    again = family_to_merged_task(tasks)  # deterministic
+    assert again.node_of == merged.node_of and np.array_equal(again.task.mask, merged.task.mask)
+
+
+def test_the_first_free_copy_is_not_minimum(monkeypatch):
+    # the planted greedy choice (no exact search) gives 5 nodes on the same family: the test above can fail
+    import hasse.theory.merge as merge
+
+    monkeypatch.setattr(merge, "minimum_embedding", lambda *a, **k: (None, True))
+    assert family_to_merged_task(first_free_copy_family()).nodes == 5
+
+
+def test_a_search_cut_by_its_budget_says_so(monkeypatch):
+    import hasse.theory.merge_copies as copies
+
+    monkeypatch.setattr(copies, "STEP_BUDGET", 3)
+    tasks = first_free_copy_family()
+    merged = family_to_merged_task(tasks)
+    assert not merged.minimum and merged.nodes >= quotient_minimum(tasks)
+    assert_embeds(tasks, merged)
+
+
+def test_exact_merge_matches_the_quotient_search_on_families_with_duplicates():
+    # many equal nodes (two inputs, dense random orders) so that down-sets hold duplicates
+    rng = np.random.default_rng(10)
+    with_copies = 0
+    for _ in range(120):
+        tasks = []
+        for _ in range(int(rng.integers(2, 4))):
+            size = int(rng.integers(1, 6))
+            mask = np.tril(rng.random((size, size)) < 0.4) | np.eye(size, dtype=bool)
+            inputs = [("x0", 0) if rng.random() < 0.7 else ("[MASK]", 1) for _ in range(size)]
+            tasks.append(make_task(2, inputs, [None] * size, mask))
+        merged = family_to_merged_task(tasks)
+        assert merged.nodes == quotient_minimum(tasks) and merged.minimum
+        assert_embeds(tasks, merged)
+        with_copies += bool(merged.copies)
+    assert with_copies >= 10  # the duplicate-copies case really occurred
+
+
 def test_random_families_embed():
     rng = np.random.default_rng(3)
     for _ in range(30):

@@ -51,7 +51,7 @@ def test_proved_for_small_n(name, method, n):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("name", [t for t in TASK_THEOREMS if t != "merged_task_is_minimum"])
+@pytest.mark.parametrize("name", [t for t in TASK_THEOREMS if t != "merge_is_minimum"])
 def test_proved_at_n5(name, method):
     assert prove(name, 5, method).verdict == PROVED
 
@@ -62,7 +62,7 @@ def test_proved_at_n5(name, method):
 def shared_bottom_family():
     """a -> a, then {a, a -> a}. A lone a and the bottom of a chain lie in no common down-set,
     so they share one merged node: 2 nodes (one per group). An earlier merge that kept every
-    node of a task apart made 4 here (found by merged_task_is_minimum at n = 5)."""
+    node of a task apart made 4 here (found by merge_is_minimum, then merged_task_is_minimum, at n = 5)."""
     return [dag_to_task(((), (0,)), "aa"), dag_to_task(((), (), (1,)), "aaa")]
 
 
@@ -86,8 +86,70 @@ def test_a_down_set_keeps_its_copies():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
-def test_merged_task_is_minimum_at_n5(method):
-    assert prove("merged_task_is_minimum", 5, method).verdict == PROVED
+def test_merge_is_minimum_at_n5(method):
+    r = prove("merge_is_minimum", 5, method)
+    assert r.verdict == PROVED and r.details["scope"] == "all" and r.checked == registry.get("merge_is_minimum").space(5)
+
+
+def test_merged_task_is_minimum_is_the_old_name():
+    assert registry.get("merged_task_is_minimum") is registry.get("merge_is_minimum")
+    assert prove("merged_task_is_minimum", 3, "exhaustive").theorem == "merge_is_minimum"
+
+
+@pytest.mark.slow
+def test_merge_is_minimum_at_n6_is_a_sample(capsys):
+    from hasse.proofs.cli import format_result
+
+    for method in METHODS:
+        r = prove("merge_is_minimum", 6, method)
+        assert r.verdict == PROVED and r.checked == 1000
+        assert {k: r.details[k] for k in ("scope", "sample", "seed")} == {"scope": "sample", "sample": 1000, "seed": 0}
+        assert r.details["class_size"] == 32898  # independent of the sampler: Burnside and the recurrence
+        assert "proved on a random sample of 1,000 of 32,898 families" in format_result(r)
+
+
+def test_merge_is_minimum_honours_the_timeout_at_n6():
+    for method in METHODS:
+        r = prove("merge_is_minimum", 6, method, timeout=0.5)
+        assert r.verdict == UNKNOWN and "time" in r.reason and r.seconds < 5
+
+
+def first_free_copy_family():
+    """Issue 10: a -> a, then [[], [], [1], [0, 2]], all a: 4 nodes suffice, the first free copy makes 5."""
+    return [dag_to_task(((), (0,)), "aa"), dag_to_task(((), (), (1,), (0, 2)), "aaaa")]
+
+
+def plant_first_free_copy(monkeypatch):
+    """The greedy merge of old: every node takes the first free copy of its key (no exact search)."""
+    import hasse.theory.merge as merge
+
+    monkeypatch.setattr(merge, "minimum_embedding", lambda *a, **k: (None, True))
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_first_free_copy_is_refuted_on_the_issue_family(monkeypatch, method):
+    import dataclasses
+
+    import hasse.proofs.merge_is_minimum as proof
+
+    tasks = first_free_copy_family()
+    monkeypatch.setattr(proof, "families", lambda n, ctx: (iter([("issue 10", tasks)]), {"scope": "all"}, 1))
+    one_family = dataclasses.replace(proof.THEOREM, space=lambda n: 1)
+    assert run_theorem(one_family, 6, method).verdict == PROVED  # the exact merge: 4 nodes
+    plant_first_free_copy(monkeypatch)
+    r = run_theorem(one_family, 6, method)
+    assert r.verdict == REFUTED
+    cx = r.counterexample
+    assert cx["family"] == "issue 10" and cx["kit_nodes"] == 5 and cx["smaller_nodes"] == 4
+    assert [t["mask"] for t in cx["tasks"]] == [t.mask.astype(int).tolist() for t in tasks]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_first_free_copy_is_refuted_by_the_n6_sample(monkeypatch, method):
+    plant_first_free_copy(monkeypatch)
+    r = prove("merge_is_minimum", 6, method)
+    assert r.verdict == REFUTED and r.counterexample["kit_nodes"] == r.counterexample["smaller_nodes"] + 1
 
 
 # ---------------------------------------------------------------- deliberate bugs

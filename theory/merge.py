@@ -17,10 +17,15 @@ merged node only when they lie in a common down-set; equal ones in different
 down-sets (two separate ``a``, a lone ``a`` and the bottom of ``a -> a``) share it.
 When no down-set holds two distinct equivalent nodes, every group therefore gets
 exactly one merged node (its covers' groups coincide for all equivalent nodes) —
-one node per group, which no merged task can beat. Otherwise (design.md §3, the
-duplicate-copies case) a group keeps the copies the down-sets need, chosen
-greedily, and the result lists them in ``copies``; the Z3 check of
-``merged_task_is_minimum`` decides the true minimum for small families.
+one node per group, which no merged task can beat: the greedy map above is the
+result (the fast path; the case studies always take it). Otherwise (design.md §3, the
+duplicate-copies case) which free copy a node takes matters — the first free one can
+force later nodes onto new copies — so :func:`theory.merge_copies.minimum_embedding`
+chooses the copies exactly (a bounded depth-first search that keeps the greedy map
+unless a strictly smaller one exists), and the result lists the groups kept more
+than once in ``copies``. ``minimum`` is False only if that search hit its step
+budget. The theorem ``merge_is_minimum`` checks the node count against an
+independent quotient search and Z3.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from hasse.theory.bitset import unpack_rows
 from hasse.theory.equivalence import Grouping, group_nodes
 from hasse.theory.errors import InputError
 from hasse.theory.labelled import LabelledHasse, nodes_of_positions, task_to_hasse
+from hasse.theory.merge_copies import minimum_embedding
 from hasse.theory.task import Task, make_task
 
 
@@ -48,6 +54,7 @@ class MergedTask:
     node_group: tuple[int, ...]  # group of each merged node
     node_lower: tuple[tuple[int, ...], ...]  # Hasse edges of the merged diagram (covered nodes)
     copies: tuple[tuple[int, int], ...]  # (group, number of merged nodes) for groups kept more than once
+    minimum: bool = True  # no merged task has fewer nodes (False only when the copy search hit its step budget)
 
     @property
     def nodes(self) -> int:
@@ -91,27 +98,13 @@ def family_to_merged_task(tasks: Sequence[Task], name: str = "merged") -> Merged
     diagrams = [task_to_hasse(t) for t in tasks]
     grouping = group_nodes(diagrams)
 
-    index: dict[tuple[int, frozenset[int]], list[int]] = {}
-    node_group: list[int] = []
-    node_lower: list[tuple[int, ...]] = []
-    first: list[tuple[int, int]] = []  # (task, node) whose inputs a merged node copies
-    node_of: list[tuple[int, ...]] = []
-    for i, h in enumerate(diagrams):
-        images: list[int] = []
-        up = _up_sets(h)
-        for c in range(h.size):
-            covers = frozenset(images[d] for d in h.lower[c])
-            key = (grouping.group[i][c], covers)
-            taken = {images[d] for d in range(c) if up[d] & up[c]}  # images within a common down-set
-            target = next((m for m in index.get(key, ()) if m not in taken), None)
-            if target is None:
-                target = len(node_group)
-                node_group.append(key[0])
-                node_lower.append(tuple(sorted(covers)))
-                first.append((i, c))
-                index.setdefault(key, []).append(target)
-            images.append(target)
-        node_of.append(tuple(images))
+    node_group, node_lower, first, node_of = _greedy_embedding(diagrams, grouping)
+    minimum = True
+    if len(node_group) > len(grouping.members):  # a down-set holds equivalent duplicates: choose copies exactly
+        found, minimum = minimum_embedding([h.lower for h in diagrams], grouping.group, greedy_nodes=len(node_group))
+        if found is not None:
+            node_group, node_lower, first, node_of = (list(found.node_group), list(found.node_lower),
+                                                      list(found.first), list(found.maps))
 
     # Positions, inputs and collected labels of the merged task.
     inputs: list[tuple[str, int]] = []
@@ -136,7 +129,37 @@ def family_to_merged_task(tasks: Sequence[Task], name: str = "merged") -> Merged
     copies = tuple(sorted((g, k) for g, k in counts.items() if k > 1))
     task = make_task(tokens, inputs, [sorted(ls) or None for ls in labels], mask, name=name,
                      names=_unique_names(names))
-    return MergedTask(task, grouping, tuple(node_of), tuple(members), tuple(node_group), tuple(node_lower), copies)
+    return MergedTask(task, grouping, tuple(node_of), tuple(members), tuple(node_group), tuple(node_lower), copies,
+                      minimum)
+
+
+def _greedy_embedding(diagrams: Sequence[LabelledHasse], grouping: Grouping):
+    """Map the tasks one after the other, each node to the first free merged node of its key (or a new one).
+
+    Returns ``(node_group, node_lower, first, node_of)``; minimum whenever it has one node per group.
+    """
+    index: dict[tuple[int, frozenset[int]], list[int]] = {}
+    node_group: list[int] = []
+    node_lower: list[tuple[int, ...]] = []
+    first: list[tuple[int, int]] = []  # (task, node) whose inputs a merged node copies
+    node_of: list[tuple[int, ...]] = []
+    for i, h in enumerate(diagrams):
+        images: list[int] = []
+        up = _up_sets(h)
+        for c in range(h.size):
+            covers = frozenset(images[d] for d in h.lower[c])
+            key = (grouping.group[i][c], covers)
+            taken = {images[d] for d in range(c) if up[d] & up[c]}  # images within a common down-set
+            target = next((m for m in index.get(key, ()) if m not in taken), None)
+            if target is None:
+                target = len(node_group)
+                node_group.append(key[0])
+                node_lower.append(tuple(sorted(covers)))
+                first.append((i, c))
+                index.setdefault(key, []).append(target)
+            images.append(target)
+        node_of.append(tuple(images))
+    return node_group, node_lower, first, node_of
 
 
 def _up_sets(h: LabelledHasse) -> list[int]:
