@@ -7,7 +7,7 @@ Table 1: for each task-level theorem and method, ``n`` climbs a ladder (1 … 8,
 killed after 60 s. Reported: the largest n that finished within 60 s, its verdict and
 time, and the first n that did not.
 
-Table 2: ``merged_task_is_minimum``'s Z3 query "a merged task with one node fewer than
+Table 2: ``merge_is_minimum``'s Z3 query "a merged task with one node fewer than
 the kit's" on the built-in families, with the kit's encoding (symmetry breaking: the
 largest task is pinned to the first merged nodes) and the naive one (none), each
 killed after 60 s.

@@ -6,7 +6,7 @@ attention on ``n - 1`` positions with ``x_i`` at position ``i`` predicting token
 (the catalogue mask ``causal:n=n-1``), and no merged task of ``ar:n`` has fewer nodes.
 
 Notation. ≅: a bijection of nodes (classes of the limit order) keeping covers, input
-multisets and labels; merged task and minimality as in ``merged_task_is_minimum``.
+multisets and labels; merged task and minimality as in ``merge_is_minimum``.
 
 Exhaustive method. ``family_to_merged_task``, ``diagrams_isomorphic`` against the
 reference, ``n - 1`` positions, one node per equivalence group and no copies, and the

@@ -68,7 +68,7 @@ def task_json(task) -> dict:
     return out
 
 
-RANDOM_FAMILIES = 8  # seeded random families merged_task_is_minimum adds beyond the exhaustive class
+RANDOM_FAMILIES = 8  # seeded random families merge_is_minimum adds beyond the exhaustive class
 
 
 def families_at(n: int, *, with_random: bool = False) -> list[tuple[str, tuple]]:

@@ -62,7 +62,7 @@ def test_proved_at_n5(name, method):
 def shared_bottom_family():
     """a -> a, then {a, a -> a}. A lone a and the bottom of a chain lie in no common down-set,
     so they share one merged node: 2 nodes (one per group). An earlier merge that kept every
-    node of a task apart made 4 here (found by merge_is_minimum, then merged_task_is_minimum, at n = 5)."""
+    node of a task apart made 4 here (found by merged_task_is_minimum, now merge_is_minimum, at n = 5)."""
     return [dag_to_task(((), (0,)), "aa"), dag_to_task(((), (), (1,)), "aaa")]
 
 
@@ -396,3 +396,47 @@ def test_z3_encodings_do_not_import_the_code_they_check():
             "sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------- the n = 6 sample of merge_is_minimum
+
+
+def test_family_sample_decodes_the_listed_class():
+    from hasse.solvers import class_sizes
+    from hasse.solvers.family_sample import class_size, family_at
+    from hasse.solvers.task_sets import small_families
+
+    for n in range(1, 5):
+        listed = [desc for desc, _ in small_families(n)]
+        assert [family_at(n, r)[0] for r in range(len(listed))] == listed
+    assert [class_size(n) for n in range(1, 6)] == [class_sizes.small_families(n) for n in range(1, 6)]
+
+
+def chi_square_of_draws(draw, k, count, seed):
+    """Chi-square of ``count`` draws of a k-node diagram against the uniform law on its isomorphism classes."""
+    import collections
+
+    from hasse.solvers.dags import canonical_form, labelled_dags
+
+    rng = np.random.default_rng(seed)
+    seen = collections.Counter(canonical_form(*draw(k, rng), root_last=False) for _ in range(count))
+    classes = len(labelled_dags(k))
+    assert set(seen) <= {canonical_form(*d, root_last=False) for d in labelled_dags(k)}
+    expected = count / classes
+    return sum((seen.get(c, 0) - expected) ** 2 / expected for c in
+               {canonical_form(*d, root_last=False) for d in labelled_dags(k)}), classes
+
+
+def test_rejection_sampler_is_uniform_over_isomorphism_classes():
+    from hasse.solvers.dags import ALPHABET, hasse_shapes
+    from hasse.solvers.family_sample import uniform_diagram
+
+    chi2, classes = chi_square_of_draws(uniform_diagram, 4, 9600, seed=3)
+    assert chi2 < classes + 4 * (2 * classes) ** 0.5  # df = classes - 1: far inside the tail
+
+    def no_rejection(k, rng):  # the planted bug: accept every proposal (biased towards many linear extensions)
+        shapes = hasse_shapes(k)
+        return shapes[int(rng.integers(len(shapes)))], tuple(ALPHABET[int(b)] for b in rng.integers(2, size=k))
+
+    biased, _ = chi_square_of_draws(no_rejection, 4, 9600, seed=3)
+    assert biased > classes + 4 * (2 * classes) ** 0.5
