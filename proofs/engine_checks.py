@@ -16,8 +16,8 @@ both`` runs them with the exhaustive method alone, saying so (design.md §5).
   how many masks of how many were checked;
 - :func:`safely`: run one engine call, turning an exception into a finding.
 
->>> safely(lambda: 1 // 0)
-(None, 'ZeroDivisionError: integer division by zero')
+>>> safely(lambda: int("x"))
+(None, "ValueError: invalid literal for int() with base 10: 'x'")
 """
 
 from __future__ import annotations
