@@ -37,6 +37,9 @@ class Mutation:
     theorem: str  # the theorem that must refute it
     n: int  # the size at which it must be refuted
     note: str = ""
+    method: str = "exhaustive"  # the method of ``theorem`` that catches it
+    verdict: str = "refuted"  # what that run must say: "refuted", or "unknown" (a control or the completeness guard)
+    tests: tuple[str, ...] = ()  # pytest arguments (files, ::names, -k EXPR) that catch it without the proofs
 
 
 MUTATIONS = (
@@ -92,11 +95,137 @@ MUTATIONS = (
     Mutation("xlnet_query_sees_own_content", "theory/masks/xlnet.py",
              "query = q_query & ~k_query & (rk < rq)", "query = q_query & ~k_query & (rk <= rq)",
              "catalog_layouts_match_design", 1),
+    # ---- Z3 encodings of the mask theorems (solvers/z3_masks.py, z3_claims.py, z3_hasse.py)
+    Mutation("z3_product_transposed_index", "solvers/z3_masks.py",
+             "return [[or_([and_(a[q][j], b[j][k]) for j in range(n)]) for k in range(n)] for q in range(n)]",
+             "return [[or_([and_(a[q][j], b[k][j]) for j in range(n)]) for k in range(n)] for q in range(n)]",
+             "hasse_closure_is_limit", 3, "encode_product reads b[k][j]: A . B^T", method="z3"),
+    Mutation("z3_powers_start_at_a", "solvers/z3_masks.py", "out = [identity(len(a))]", "out = [a]",
+             "reach_stable_by_n_minus_1", 3, "the plain power list one step ahead (A^L is A^(L+1)); only the naive "
+             "encodings and the A^2 = I witness use it, so prove all (better encodings) proves on",
+             method="z3", verdict="refuted", tests=("tests/test_z3_masks.py", "-k", "powers")),
+    Mutation("z3_column_power_drops_last_key", "solvers/z3_masks.py",
+             "col = [or_([and_(a[q][j], col[j]) for j in range(n)]) for q in range(n)]",
+             "col = [or_([and_(a[q][j], col[j]) for j in range(n - 1)]) for q in range(n)]",
+             "limit_is_preorder", 4, "a dropped disjunct: the column powers never step through position n-1",
+             method="z3", verdict="unknown"),
+    Mutation("z3_symmetry_sorts_named_positions", "solvers/z3_masks.py",
+             "out += [z3.Implies(col[j + 1], col[j]) for j in range(first, n - 1)]",
+             "out += [z3.Implies(col[j + 1], col[j]) for j in range(first - 1, n - 1)]",
+             "limit_is_preorder", 4, "symmetry breaking too strong: the last named position is sorted too",
+             method="z3", verdict="unknown"),
+    Mutation("z3_layers_forget_seen", "solvers/z3_masks.py",
+             "seen = [or_([s, f]) for s, f in zip(seen, layer)]", "seen = list(layer)",
+             "reach_stable_by_n_minus_1", 3, "breadth-first layers that forget what was seen before the last one",
+             method="z3"),
+    Mutation("z3_closure_rank_not_strict", "solvers/z3_masks.py",
+             "out.append(z3.Implies(c[q][k], or_([and_(and_(g[q][j], c[j][k]), rank[j][k] < rank[q][k])",
+             "out.append(z3.Implies(c[q][k], or_([and_(and_(g[q][j], c[j][k]), rank[j][k] <= rank[q][k])",
+             "hasse_closure_is_limit", 3, "the closure's justification ranks not strict: cycles justify themselves",
+             method="z3"),
+    Mutation("z3_first_index_skips_zero", "solvers/z3_claims.py",
+             "for i in range(len(conditions) - 1, -1, -1):", "for i in range(len(conditions) - 1, 0, -1):",
+             "reach_stable_by_n_minus_1", 2, "L* = 0 never reported (range one step short)", method="z3"),
+    Mutation("z3_roles_one_short", "solvers/z3_claims.py",
+             "out = [t + (x,) for t in out for x in range(max(t, default=-1) + 2)]",
+             "out = [t + (x,) for t in out for x in range(max(t, default=-1) + 1)]",
+             "limit_is_preorder", 3, "canonical roles never open a new position: only (0, 0, 0) is checked",
+             method="z3", verdict="unknown"),
+    Mutation("z3_hasse_is_strict_order", "solvers/z3_hasse.py",
+             "h = [[and_(s[q][k], not_(ss[q][k])) for k in range(n)] for q in range(n)]",
+             "h = [[s[q][k] for k in range(n)] for q in range(n)]",
+             "hasse_closure_is_limit", 3, "the Hasse diagram taken as the whole strict order", method="z3"),
+    Mutation("z3_sparse_every_member_to_smallest", "solvers/z3_hasse.py",
+             "nxt[x][t] = z3.And(last[x], e[x][t], first[t])", "nxt[x][t] = z3.And(e[x][t], first[t])",
+             "sparse_realisation_keeps_hasse", 3, "the class cycle's wrap-around taken from every member",
+             method="z3"),
+    Mutation("z3_predicted_around_off_by_one", "solvers/z3_hasse.py",
+             "around = z3.If(rank[x] == 0, zero, size[x] - rank[x])",
+             "around = z3.If(rank[x] == 0, zero, size[x] - rank[x] - 1)",
+             "sparse_realisation_keeps_hasse", 3, "predicted hop distance around the class one short", method="z3"),
+    # ---- Z3 on tasks (solvers/z3_task_maps.py, z3_merge_within.py, z3_leak_walks.py)
+    Mutation("z3_embedding_labels_reversed", "solvers/z3_task_maps.py",
+             "and (not labels or src.labels[c] <= tgt.labels[m])] for c in nodes}",
+             "and (not labels or src.labels[c] >= tgt.labels[m])] for c in nodes}",
+             "causal_is_minimum_merge_of_ar", 4, "label inclusion the wrong way round", method="z3"),
+    Mutation("z3_merge_fixes_whole_first_task", "solvers/z3_merge_within.py",
+             "for j, c in enumerate(largest_down_set(d)[:k]):", "for j, c in enumerate(range(d.size)[:k]):",
+             "merge_is_minimum", 3, "symmetry breaking too strong: every node of the first task fixed, not one "
+             "down-set", method="z3"),
+    Mutation("z3_merge_alphabet_short", "solvers/z3_merge_within.py",
+             "solver.add(0 <= x, x < max(alphabet, 1))", "solver.add(0 <= x, x < max(alphabet - 1, 1))",
+             "merge_is_minimum", 3, "the last input multiset unusable by a merged node", method="z3"),
+    Mutation("z3_leak_walk_reversed", "solvers/z3_leak_walks.py",
+             "solver.add(z3.Implies(x, z3.And(at[-1][p], z3.Or([at[0][j] for j in holders.get(t, [])]))))",
+             "solver.add(z3.Implies(x, z3.And(at[0][p], z3.Or([at[-1][j] for j in holders.get(t, [])]))))",
+             "block_two_stream_is_leak_free_and_consistent", 4, "the leak walk searched backwards (position to "
+             "holder); the task theorems' Z3 side has no planted leaky control, so prove all proves on",
+             method="z3", tests=("tests/test_proofs_tasks.py", "-k", "leak_walk or counterexample_methods")),
+    # ---- the exhaustive enumerator (solvers/exhaustive.py, theory/batch_rows.py): the completeness guard
+    Mutation("scan_skips_first_of_batch", "solvers/exhaustive.py",
+             "rows = _rows(n, diagonal, pos, end, size)", "rows = _rows(n, diagonal, pos + 1, end, size)",
+             "limit_is_preorder", 3, "the first mask of every batch skipped", verdict="unknown"),
+    Mutation("search_starts_at_one", "solvers/exhaustive.py",
+             "start, stop = (0, total) if ctx.shard is None else part(0, total, *ctx.shard)",
+             "start, stop = (1, total) if ctx.shard is None else part(0, total, *ctx.shard)",
+             "limit_is_preorder", 3, "the empty mask never enumerated", verdict="unknown"),
+    Mutation("enumeration_skips_superdiagonal", "theory/batch_rows.py",
+             "chunk = (chunk & low) | ((chunk & ~low) << np.uint64(1))",
+             "chunk = (chunk & low) | ((chunk & ~low) << np.uint64(1)) & ~np.uint64(1 << (q + 1))",
+             "limit_is_preorder", 3, "M[q, q+1] never set", verdict="unknown"),
+    # ---- the batch algebra (theory/batch.py)
+    Mutation("batch_closure_one_squaring_short", "theory/batch.py",
+             "return max(n - 2, 0).bit_length()", "return max(n - 3, 0).bit_length()", "limit_is_preorder", 4,
+             "R* by one squaring too few"),
+    Mutation("batch_first_repeat_off_by_one", "theory/batch.py",
+             "depth[equal_masks(powers_[level], powers_[level + 1])] = level",
+             "depth[equal_masks(powers_[level], powers_[level + 1])] = level + 1", "reach_stable_by_n_minus_1", 2),
+    # ---- equivalence, merge, the independent diagrams (theory/equivalence.py, merge.py, solvers/posets.py)
+    Mutation("signature_covers_unsorted", "theory/equivalence.py",
+             "key = (h.inputs[c], tuple(sorted(out[d] for d in h.lower[c])))",
+             "key = (h.inputs[c], tuple(out[d] for d in h.lower[c]))",
+             "equivalence_preserves_upstream_inputs", 3, "signatures depend on the order of the covered nodes"),
+    Mutation("merge_labels_overwritten", "theory/merge.py", "labels[q].update(h.task.labels[p])",
+             "labels[q] = set(h.task.labels[p])", "merged_task_embeds_every_task", 3,
+             "a label dropped: the last task's labels replace the others'"),
+    Mutation("merge_taken_only_covers", "theory/merge.py",
+             "taken = {images[d] for d in range(c) if up[d] & up[c]}  # images within a common down-set",
+             "taken = {images[d] for d in h.lower[c]}", "merged_task_embeds_every_task", 3,
+             "two nodes of one down-set merged unless one covers the other"),
+    Mutation("posets_upstream_transposed", "solvers/posets.py",
+             "upstream = [frozenset(int(q) for q in np.flatnonzero(r[c[0]])) for c in cls]",
+             "upstream = [frozenset(int(q) for q in np.flatnonzero(r[:, c[0]])) for c in cls]",
+             "merge_is_minimum", 3, "the reference diagram reads downstream for upstream", method="z3"),
+    # ---- leak paths, catalogue layouts, families
+    Mutation("leak_path_drops_source", "theory/leak.py", "for d in range(depth - 1, -1, -1):",
+             "for d in range(depth - 1, 0, -1):", "leak_search_is_exact", 3, "the path walked back stops one short"),
+    Mutation("block_causal_strict", "theory/masks/block_causal.py", "return k // block <= q // block",
+             "return k // block < q // block", "catalog_layouts_match_design", 2),
+    Mutation("prefix_lm_prefix_off_by_one", "theory/masks/prefix_lm.py", "return (k < prefix) | (k <= q)",
+             "return (k <= prefix) | (k <= q)", "catalog_layouts_match_design", 2),
+    Mutation("document_causal_strict", "theory/masks/document.py", "return same & (k <= q) if causal else same",
+             "return same & (k < q) if causal else same", "catalog_layouts_match_design", 2,
+             "catalog_layouts_match_design does not cover document (free-form lengths): the tests catch it",
+             verdict="refuted", tests=("tests/test_catalog.py", "-k", "document")),
+    Mutation("ar_label_off_by_one", "theory/tasks/families.py", "labels = [None] * (k - 1) + [k]",
+             "labels = [None] * (k - 1) + [k - 1]", "catalog_layouts_match_design", 2,
+             "T_k predicts its own last token"),
 )
+
+PROVE_MISSES = {  # caught by their tests, not by `prove all --n 4 --method both` (the benchmark says why)
+    "z3_powers_start_at_a", "z3_leak_walk_reversed", "document_causal_strict",
+}
 
 
 def by_name(name: str) -> Mutation:
     return next(m for m in MUTATIONS if m.name == name)
+
+
+def line_of(mutation: Mutation) -> int:
+    """The line number (from 1) of the mutated line in this checkout (0 when it is not there exactly once)."""
+    lines = (ROOT / mutation.path).read_text().split("\n")
+    hits = [i for i, line in enumerate(lines) if line.strip() == mutation.original.strip()]
+    return hits[0] + 1 if len(hits) == 1 else 0
 
 
 def apply(mutation: Mutation, text: str) -> str:
@@ -124,13 +253,39 @@ def installed_path(path: str) -> str:
     return f"{PACKAGES[folder]}/{rest}"
 
 
-def mutated_copy(mutation: Mutation | None, dest: Path) -> Path:
-    """A copy of the kit under ``dest`` with ``mutation`` applied (None: the clean kit)."""
+def mutated_copy(mutation: Mutation | None, dest: Path, *, with_tests: bool = False) -> Path:
+    """A copy of the kit under ``dest`` with ``mutation`` applied (None: the clean kit).
+
+    ``with_tests``: also the test suite and what it reads (README, docs, pyproject),
+    and the repository's folder names (``theory/`` …) as links to the installed ones,
+    so that tests reading the sources by their repository path see the mutated file.
+    """
     copy_kit(dest)
     if mutation is not None:
         target = dest / installed_path(mutation.path)
         target.write_text(apply(mutation, target.read_text()))
+    if with_tests:
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+        for name in TEST_FILES:
+            source = ROOT / name
+            if source.is_dir():
+                shutil.copytree(source, dest / name, ignore=ignore, dirs_exist_ok=True)
+            elif source.exists():
+                shutil.copy(source, dest / name)
+        for folder, target in PACKAGES.items():
+            if folder != target:
+                (dest / folder).symlink_to(dest / target, target_is_directory=True)
     return dest
+
+
+TEST_FILES = ("tests", "README.md", "docs", "pyproject.toml", "benchmarks")  # what the tests read besides the kit
+
+
+def run_tests(copy: Path, args: tuple[str, ...] | list[str], timeout: float = 1800) -> subprocess.CompletedProcess:
+    """``pytest -q -m "not slow" ARGS`` in a copy made ``with_tests`` (exit 0: every selected test passed)."""
+    env = dict(os.environ, PYTHONPATH=str(copy), PYTHONDONTWRITEBYTECODE="1")
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "not slow", *args]
+    return subprocess.run(command, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 def run_kit(copy: Path, *args: str, module: str = "hasse", timeout: float = 600) -> subprocess.CompletedProcess:

@@ -17,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mutations import MUTATIONS, Mutation, apply, by_name, mutated_copy, run_proof  # noqa: E402
+from mutations import (MUTATIONS, PROVE_MISSES, Mutation, apply, by_name, line_of, mutated_copy,  # noqa: E402
+                       run_proof, run_tests)
 
 from hasse.proofs import catalog_layouts_match_design as catalog  # noqa: E402
 from hasse.proofs import engine_matches_definitions as engine  # noqa: E402
@@ -62,12 +63,31 @@ def test_every_mutation_applies_to_this_checkout():
         assert apply(mutation, text) != text
 
 
+def test_the_mutation_table_is_well_formed():
+    names = [m.name for m in MUTATIONS]
+    assert len(names) == len(set(names)) and len(MUTATIONS) >= 30
+    for m in MUTATIONS:
+        assert m.method in ("exhaustive", "z3") and m.verdict in ("refuted", "unknown"), m.name
+        assert m.theorem in registry.NAMES, m.name
+        assert "\n" not in m.original and "\n" not in m.mutated and m.original.strip() != m.mutated.strip(), m.name
+        assert all(isinstance(a, str) for a in m.tests), m.name
+        assert line_of(m) > 0, m.name
+    areas = {m.path.split("/")[0] for m in MUTATIONS} | {m.path.split("/")[1] for m in MUTATIONS}
+    assert {"theory", "solvers", "masks", "tasks"} <= areas
+    assert sum(m.path.startswith("solvers/z3_") for m in MUTATIONS) >= 8
+
+
 def run_mutated(mutation: Mutation, tmp_path: Path) -> dict:
     copy = mutated_copy(mutation, tmp_path / "kit")
-    done = run_proof(copy, mutation.theorem, mutation.n, timeout=300)
-    assert done.returncode == 1, (mutation.name, done.stdout[-2000:], done.stderr[-2000:])
+    done = run_proof(copy, mutation.theorem, mutation.n, mutation.method, timeout=300)
+    assert done.returncode == {"refuted": 1, "unknown": 3}[mutation.verdict], \
+        (mutation.name, done.stdout[-2000:], done.stderr[-2000:])
     (result,) = json.loads(done.stdout)["results"]
-    assert result["verdict"] == "refuted" and result["counterexample"], result
+    assert result["verdict"] == mutation.verdict, result
+    if mutation.verdict == "unknown":
+        assert result["reason"], result  # unknown says what is missing (a control, the scan's completeness)
+        return {"reason": result["reason"]}
+    assert result["counterexample"], result
     return result["counterexample"]
 
 
@@ -84,24 +104,52 @@ def confirm_with_clean_code(mutation: Mutation, cex: dict) -> None:
     elif mutation.theorem == "leak_search_is_exact":
         mask = np.array(cex["mask"], dtype=bool)
         assert cex["problem"] and leaks.explain(mask) == {}
-    elif mutation.theorem == "sparse_realisation_keeps_hasse":
+    elif mutation.theorem == "sparse_realisation_keeps_hasse" and mutation.method == "exhaustive":
         mask = np.array(cex["mask"], dtype=bool)
         assert not sparse_theorem.flag(sparse_theorem.batch.pack(mask[None]))[0]  # clean: every part holds
         from hasse.theory.sparse import sparse_realisation
 
         assert sparse_realisation(mask).astype(int).tolist() == cex["designed"]
         assert cex["sparse"] != cex["designed"]
-    else:
+    elif mutation.theorem == "catalog_layouts_match_design":
         m = cex["n"]
         assert catalog.layout_problems(m, [0]) is None and catalog.generator_problems(m) is None
         if "design" in cex:  # a layout: the clean catalogue builds the design's value
             assert cex["catalogue"] != cex["design"]
+    else:  # the claim is a theorem: on the clean kit the same method proves it, so the bug made the refutation
+        clean = run_theorem(registry.get(mutation.theorem), mutation.n, mutation.method)
+        assert clean.verdict == "proved", clean
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS, ids=lambda m: m.name)
-def test_planted_bug_is_refuted_with_a_real_counterexample(mutation, tmp_path):
+FAST = {  # run by `make test`; the others are marked slow (each starts a fresh interpreter on a copy of the kit)
+    "order_ties_by_largest_member", "dense_depth_always_one", "height_without_plus_one", "analysis_reach_off_by_one",
+    "sparse_hasse_edge_from_largest", "sparse_cycle_reversed", "batch_sparse_cycle_reversed",
+    "leak_direct_attention_only", "leak_depth_plus_one", "isolation_counts_own_group", "compositions_empty",
+    "block_specs_skip_whole_block", "infill_centre_drops_right", "butterfly_forward_window_2",
+    "two_stream_query_sees_own_block", "xlnet_query_sees_own_content",
+    # one per new area: Z3 mask and task encodings, the enumerator, batch, equivalence, merge, layouts
+    "z3_column_power_drops_last_key", "z3_leak_walk_reversed", "scan_skips_first_of_batch",
+    "batch_closure_one_squaring_short", "signature_ignores_inputs", "merge_labels_overwritten", "ar_label_off_by_one",
+}
+
+
+@pytest.mark.parametrize("mutation", [m if m.name in FAST else pytest.param(m, marks=pytest.mark.slow)
+                                      for m in MUTATIONS if m.name not in PROVE_MISSES], ids=lambda m: m.name)
+def test_planted_bug_is_caught_by_its_theorem(mutation, tmp_path):
+    """Refuted with a counterexample the clean code confirms, or unknown with the reason (controls, completeness)."""
     cex = run_mutated(mutation, tmp_path)
-    confirm_with_clean_code(mutation, cex)
+    if mutation.verdict == "refuted":
+        confirm_with_clean_code(mutation, cex)
+
+
+@pytest.mark.parametrize("name", sorted(PROVE_MISSES))
+def test_what_prove_all_misses_its_tests_catch(name, tmp_path):
+    """The few bugs `prove all` proves on are caught by the tests they name (run here on a mutated copy)."""
+    mutation = by_name(name)
+    assert mutation.tests, name
+    copy = mutated_copy(mutation, tmp_path / "kit", with_tests=True)
+    done = run_tests(copy, mutation.tests, timeout=600)
+    assert done.returncode == 1 and "failed" in done.stdout.strip().splitlines()[-1], (name, done.stdout[-1500:])
 
 
 def test_reversed_cycle_keeps_limit_and_depth_but_not_the_design():
