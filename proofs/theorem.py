@@ -28,6 +28,7 @@ stands only when ``checked`` equals that size; otherwise it is ``unknown``
 
 from __future__ import annotations
 
+import os
 import platform
 import sys
 import time
@@ -35,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from hasse.theory.deadline import deadline
+from hasse.theory.errors import InputError
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
@@ -167,6 +169,10 @@ def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = Non
             outcome = Outcome(UNKNOWN, 0, reason="out of memory")
         except TimeoutError as exc:
             outcome = Outcome(UNKNOWN, 0, reason=f"timeout ({exc})" if str(exc) else "timeout")
+        except InputError:
+            raise  # bad input (n too large, ...): exit 2, as for every command
+        except Exception as exc:  # a bug in one check must not abort `prove all`: unknown, loudly
+            outcome = Outcome(UNKNOWN, 0, reason=f"crashed: {crash_site(exc)} (a bug in this check; please report)")
     if outcome.verdict not in (PROVED, REFUTED, UNKNOWN):
         raise ValueError(f"{theorem.name}: bad verdict {outcome.verdict!r}")
     if outcome.verdict == PROVED and theorem.existence and outcome.witness is None:
@@ -179,6 +185,23 @@ def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = Non
         outcome = Outcome(UNKNOWN, outcome.checked, reason=incomplete, details=outcome.details)
     return Result(theorem.name, n, method, outcome.verdict, outcome.checked, round(time.monotonic() - start, 4),
                   outcome.counterexample, outcome.witness, outcome.reason, outcome.details, versions(), space=space)
+
+
+def crash_site(exc: BaseException) -> str:
+    """``Type: message at file:line`` of the innermost frame of ``exc``'s traceback.
+
+    >>> try:
+    ...     {}["x"]
+    ... except KeyError as e:
+    ...     crash_site(e).split(" at ")[0]
+    "KeyError: 'x'"
+    """
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
+    text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+    return text.splitlines()[0][:200] + where
 
 
 def needs_whole_class(theorem: Theorem, verdict: str) -> bool:
