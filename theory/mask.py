@@ -27,20 +27,28 @@ class NamedMask:
     matrix: np.ndarray  # (n, n) bool, M[q, k]
     names: tuple[str, ...]
     spec: str
+    key_only: tuple[int, ...] = ()  # positions that feed the queries and attend nothing (square_up)
+    key_only_kind: str = ""  # "cache" (queries at the end) or "memory" (separate queries); "" if none
 
     @property
     def n(self) -> int:
         return self.matrix.shape[0]
+
+    @property
+    def queries(self) -> int:
+        """How many query rows the mask had before :func:`square_up` (``n`` for a square mask)."""
+        return self.n - len(self.key_only)
 
 
 def default_names(n: int) -> tuple[str, ...]:
     return tuple(str(i) for i in range(n))
 
 
-def as_mask(values, source: str = "mask") -> np.ndarray:
+def as_mask(values, source: str = "mask", *, square: bool = True) -> np.ndarray:
     """Validate ``values`` as a mask and return it as a C-contiguous bool array.
 
-    Accepts anything numpy can turn into a 2-D array of 0/1 or booleans.
+    Accepts anything numpy can turn into a 2-D array of 0/1 or booleans; with
+    ``square=False`` a ``(Q, K)`` array with ``Q != K`` passes too (for :func:`square_up`).
 
     >>> as_mask([[1, 0], [1, 1]]).tolist()
     [[True, False], [True, True]]
@@ -57,9 +65,9 @@ def as_mask(values, source: str = "mask") -> np.ndarray:
         raise InputError("rows have different lengths or hold non-numbers", source)
     if arr.ndim != 2:
         raise InputError(f"a mask must be 2-D, got {arr.ndim}-D with shape {arr.shape}", source)
-    if arr.shape[0] != arr.shape[1]:
+    if square and arr.shape[0] != arr.shape[1]:
         raise InputError(f"a mask must be square, got shape {arr.shape[0]} x {arr.shape[1]}", source)
-    if arr.shape[0] == 0:
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise InputError("empty mask (n = 0)", source)
     if arr.dtype == bool:
         return np.ascontiguousarray(arr)
@@ -74,6 +82,62 @@ def as_mask(values, source: str = "mask") -> np.ndarray:
         value = arr[q, k].item()
         raise InputError(f"values must be 0/1 or true/false, found {value:g} at [{q}, {k}]", source)
     return np.ascontiguousarray(arr == 1)
+
+
+QUERY_LAYOUTS = ("end", "separate")
+KEY_ONLY_KINDS = {"cache": "KV cache", "memory": "cross-attended memory"}
+
+
+def square_up(matrix, queries: str | None = "end", source: str = "mask") -> tuple[np.ndarray, tuple[int, ...], str]:
+    """Embed a ``(Q, K)`` mask in a square mask over positions: ``(square, key_only, kind)``.
+
+    Definition (design.md §2, non-square masks). Row ``i`` of ``matrix`` is query
+    ``i``, column ``k`` key ``k``. Positions that are keys only (a KV cache, a
+    cross-attended memory) feed the queries and attend nothing: their rows are all
+    false (with the residual they depend on themselves only).
+
+    - ``queries="end"`` (``None`` picks it when ``Q <= K``): the queries are the
+      *last* ``Q`` of the ``K`` key positions (Hugging Face's ``cache_position``:
+      decoding ``1 x (cache + 1)``, chunked prefill, tree speculation over a cached
+      prefix). ``n = K``; positions ``0 … K-Q-1`` are key-only, kind ``"cache"``.
+      A square mask is returned as it is (no key-only positions, kind ``""``).
+    - ``queries="separate"`` (required when ``Q > K``: cross-attention): positions
+      ``0 … K-1`` are the memory (key-only, kind ``"memory"``) and ``K … K+Q-1`` the
+      queries; ``n = K + Q``; query ``i`` attends the memory columns ``matrix[i]``
+      and nothing else.
+
+    Raises InputError (one line naming ``source``) when ``Q > K`` without
+    ``queries="separate"``, or ``queries`` is not a layout.
+
+    >>> sq, key_only, kind = square_up([[1, 1, 1]])  # decode one token after a cache of 2
+    >>> sq.astype(int).tolist(), key_only, kind
+    ([[0, 0, 0], [0, 0, 0], [1, 1, 1]], (0, 1), 'cache')
+    >>> sq, key_only, kind = square_up([[1, 0], [1, 1], [0, 1]], "separate")  # 3 queries, memory of 2
+    >>> sq.astype(int)[2:].tolist(), key_only, kind
+    ([[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 1, 0, 0, 0]], (0, 1), 'memory')
+    >>> square_up([[1], [1]], source="m.npy")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: m.npy: 2 query rows but 1 key column: more queries than keys cannot be the last keys; read it as cross-attention with queries=separate
+    """
+    if queries is not None and queries not in QUERY_LAYOUTS:
+        raise InputError(f"queries must be one of {', '.join(QUERY_LAYOUTS)}, got {queries!r}", source)
+    mask = as_mask(matrix, source, square=False)
+    q, k = mask.shape
+    if queries == "separate":
+        n = k + q
+        check_fits(n, 1, "mask")
+        square = np.zeros((n, n), dtype=bool)
+        square[k:, :k] = mask  # (Q, K): the queries attend the memory only
+        return square, tuple(range(k)), "memory"
+    if q > k:
+        raise InputError(f"{q} query rows but {k} key column{'s' if k != 1 else ''}: more queries than keys "
+                         "cannot be the last keys; read it as cross-attention with queries=separate", source)
+    if q == k:
+        return mask, (), ""
+    square = np.zeros((k, k), dtype=bool)
+    square[k - q:] = mask  # (Q, K): the queries are the last Q positions
+    return square, tuple(range(k - q)), "cache"
 
 
 def grid(rule: Callable, n: int) -> np.ndarray:
