@@ -18,7 +18,7 @@ from hasse.theory.errors import InputError
 from hasse.theory.mask_mod import broadcast_mask
 
 
-def evaluate_mask_mod_torch(fn: Callable, n: int) -> np.ndarray:
+def evaluate_mask_mod_torch(fn: Callable, n: int, kv_len: int | None = None) -> np.ndarray:
     """Return ``M[q, k] = fn(0, 0, q, k)`` as an (n, n) bool numpy array, evaluated with torch.
 
     First ``fn`` is called once with broadcasting index tensors (``b`` and ``h``
@@ -46,16 +46,17 @@ def evaluate_mask_mod_torch(fn: Callable, n: int) -> np.ndarray:
     name = getattr(fn, "__name__", type(fn).__name__)
     zero = torch.zeros((), dtype=torch.int64)
     index = torch.arange(n, dtype=torch.int64)
+    keys = index if kv_len is None else torch.arange(kv_len, dtype=torch.int64)  # (K,): kv_len gives a Q x K grid
     try:
-        result = fn(zero, zero, index[:, None], index[None, :])  # (n, 1) and (1, n) -> (n, n)
-        return broadcast_mask(_to_numpy(result), n, source=None)
+        result = fn(zero, zero, index[:, None], keys[None, :])  # (n, 1) and (1, K) -> (n, K)
+        return broadcast_mask(_to_numpy(result), n, source=None, kv_len=kv_len)
     except Exception as exc:
         first = exc
     try:  # FlexAttention's own way: one call per (q, kv) pair, vectorised by vmap
         over_kv = torch.vmap(fn, in_dims=(None, None, None, 0))
         over_q_kv = torch.vmap(over_kv, in_dims=(None, None, 0, None))
-        result = over_q_kv(zero, zero, index, index)  # (n, n)
-        return broadcast_mask(_to_numpy(result), n, source=None)
+        result = over_q_kv(zero, zero, index, keys)  # (n, K)
+        return broadcast_mask(_to_numpy(result), n, source=None, kv_len=kv_len)
     except Exception:
         pass
     if isinstance(first, InputError):

@@ -105,13 +105,19 @@ def require_policy(policy: str) -> str:
     return policy
 
 
-def empty_rows(mask: np.ndarray) -> tuple[int, ...]:
+def empty_rows(mask: np.ndarray, key_only=()) -> tuple[int, ...]:
     """Queries whose row is all false, diagonal included: they attend no key at all.
+
+    Key-only positions (a KV cache or a cross-attended memory, :func:`theory.mask.square_up`)
+    are not queries: their rows are all false by definition and are never empty rows.
 
     >>> empty_rows(np.array([[0, 0], [1, 1]], dtype=bool))
     (0,)
+    >>> empty_rows(np.array([[0, 0], [1, 1]], dtype=bool), key_only=(0,))
+    ()
     """
-    return tuple(int(q) for q in np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1)))
+    skip = set(key_only)
+    return tuple(int(q) for q in np.flatnonzero(~np.asarray(mask, dtype=bool).any(axis=1)) if int(q) not in skip)
 
 
 def refuse(rows: tuple[int, ...], source: str | None = None) -> InputError:
@@ -122,11 +128,18 @@ def refuse(rows: tuple[int, ...], source: str | None = None) -> InputError:
                       "attend-none", source)
 
 
-def apply_empty_row_policy(mask: np.ndarray, policy: str, source: str | None = None) -> tuple[np.ndarray, EmptyRows]:
+def apply_empty_row_policy(mask: np.ndarray, policy: str, source: str | None = None,
+                           key_only=()) -> tuple[np.ndarray, EmptyRows]:
     """The mask an analysis uses under ``policy``, and the empty rows found.
 
     ``attend-all`` returns a copy whose empty rows are all true; ``attend-none``
     returns ``mask`` itself; ``error`` raises InputError naming the rows (if any).
+    Rows of ``key_only`` positions are left alone under every policy: a cache entry
+    attends nothing in this layer, whatever a kernel does with empty query rows.
+
+    >>> cache = np.array([[0, 0], [1, 1]], dtype=bool)  # position 0: a KV cache entry
+    >>> apply_empty_row_policy(cache, "attend-all", key_only=(0,))[0].astype(int).tolist()
+    [[0, 0], [1, 1]]
 
     >>> m = np.array([[0, 0, 0], [1, 1, 0], [0, 0, 0]], dtype=bool)
     >>> apply_empty_row_policy(m, "attend-none")[1].rows
@@ -138,7 +151,7 @@ def apply_empty_row_policy(mask: np.ndarray, policy: str, source: str | None = N
     """
     require_policy(policy)
     mask = np.asarray(mask, dtype=bool)
-    rows = empty_rows(mask)
+    rows = empty_rows(mask, key_only)
     if rows and policy == "error":
         raise refuse(rows, source)
     if rows and policy == "attend-all":
@@ -155,5 +168,5 @@ def read_task(task, policy: str):
     """
     from dataclasses import replace
 
-    mask, found = apply_empty_row_policy(task.mask, policy, task.name or None)
+    mask, found = apply_empty_row_policy(task.mask, policy, task.name or None, getattr(task, "key_only", ()))
     return replace(task, mask=mask) if found.rows and policy == "attend-all" else task

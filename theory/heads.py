@@ -30,7 +30,7 @@ import numpy as np
 
 from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_rows, refuse, require_policy
 from hasse.theory.errors import InputError, check_fits
-from hasse.theory.mask import as_mask
+from hasse.theory.mask import as_mask, square_up
 from hasse.theory.mask_mod import MaskModFallback, check_n, evaluate_mask_mod, require_independent
 
 
@@ -41,6 +41,8 @@ class HeadMasks:
     masks: np.ndarray  # (B, H, n, n) bool
     heads: int | None  # H as declared; None: not declared (the mask does not read h)
     batch: int | None  # B as declared; None: not declared (the mask does not read b)
+    key_only: tuple[int, ...] = ()  # positions that only feed the queries (theory.mask.square_up)
+    key_only_kind: str = ""  # "cache" | "memory" | "" (none)
 
     @property
     def n(self) -> int:
@@ -53,7 +55,7 @@ class HeadMasks:
 
     def head_empty_rows(self, b: int) -> tuple[tuple[int, ...], ...]:
         """Per head of batch row ``b``, the queries that attend no key in that head."""
-        return tuple(empty_rows(m) for m in self.masks[b])
+        return tuple(empty_rows(m, self.key_only) for m in self.masks[b])
 
     def layer(self, b: int, policy: str = "attend-none", source: str | None = None) -> tuple[np.ndarray, EmptyRows]:
         """The layer's mask for batch row ``b`` (union over heads, each head's empty rows read by ``policy``).
@@ -65,11 +67,15 @@ class HeadMasks:
         >>> m.astype(int).tolist(), found.rows
         ([[1, 1], [1, 1]], (0,))
         """
-        return layer_mask(self.masks[b], policy, source)
+        extra = {"key_only": self.key_only} if self.key_only else {}
+        return layer_mask(self.masks[b], policy, source, **extra)
 
 
-def layer_mask(head_masks, policy: str = "attend-none", source: str | None = None) -> tuple[np.ndarray, EmptyRows]:
+def layer_mask(head_masks, policy: str = "attend-none", source: str | None = None,
+               key_only=()) -> tuple[np.ndarray, EmptyRows]:
     """``OR`` over heads of each head's mask after the empty-row ``policy`` (see :class:`HeadMasks`).
+
+    Rows of ``key_only`` positions are never empty rows (:func:`theory.empty_rows.empty_rows`).
 
     >>> causal = np.tril(np.ones((2, 2), dtype=bool))
     >>> lonely = np.array([[0, 0], [0, 1]], dtype=bool)  # head 1: query 0 attends nothing
@@ -80,18 +86,18 @@ def layer_mask(head_masks, policy: str = "attend-none", source: str | None = Non
     """
     require_policy(policy)
     head_masks = [np.asarray(m, dtype=bool) for m in head_masks]
-    rows = tuple(sorted({q for m in head_masks for q in empty_rows(m)}))
+    rows = tuple(sorted({q for m in head_masks for q in empty_rows(m, key_only)}))
     if rows and policy == "error":
         raise refuse(rows, source)
     union = np.zeros_like(head_masks[0])
     for m in head_masks:
-        union |= apply_empty_row_policy(m, policy)[0]
+        union |= apply_empty_row_policy(m, policy, key_only=key_only)[0]
     return union, EmptyRows(rows, policy)
 
 
-def single(mask) -> HeadMasks:
+def single(mask, key_only=(), key_only_kind: str = "") -> HeadMasks:
     """One mask for every head and batch row (a spec or a file: nothing to evaluate per head)."""
-    return HeadMasks(as_mask(mask)[None, None], None, None)
+    return HeadMasks(as_mask(mask)[None, None], None, None, tuple(key_only), key_only_kind)
 
 
 def _check_range(value, name: str) -> int | None:
@@ -107,31 +113,58 @@ def _check_range(value, name: str) -> int | None:
 
 
 def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | None = None, *,
-                  source: str = "mask_mod", fallback: MaskModFallback | None = None) -> HeadMasks:
+                  source: str = "mask_mod", fallback: MaskModFallback | None = None,
+                  kv_len: int | None = None, queries: str | None = None) -> HeadMasks:
     """Evaluate ``fn(b, h, q, kv)`` for ``b < batch`` and ``h < heads`` on ``n`` positions.
 
     An undeclared range (None) is evaluated at 0 after checking that the mask does
-    not change with it (:class:`theory.mask_mod.RangeNeeded` if it does).
+    not change with it (:class:`theory.mask_mod.RangeNeeded` if it does). With
+    ``kv_len`` (or ``queries``) each head's ``n x kv_len`` mask is embedded by
+    :func:`theory.mask.square_up`; ``key_only`` holds the key-only positions.
 
     >>> g = mask_mod_grid(lambda b, h, q, kv: kv <= q + b, 2, batch=2)
     >>> g.masks[:, 0].astype(int).tolist()
     [[[1, 0], [1, 1]], [[1, 1], [1, 1]]]
     """
     n = check_n(n, source)
+    keys = n if kv_len is None else check_n(kv_len, source, "kv_len")
     heads, batch = _check_range(heads, "heads"), _check_range(batch, "batch")
     rows, cols = batch or 1, heads or 1
-    check_fits(n, rows * cols, "masks of every head and batch row")
-    masks = np.empty((rows, cols, n, n), dtype=bool)
+    check_fits(max(n, keys), rows * cols, "masks of every head and batch row")
+    masks = np.empty((rows, cols, n, keys), dtype=bool)  # (B, H, Q, K)
+    grid_keys = {} if kv_len is None else {"kv_len": kv_len}
     for b in range(rows):
         for h in range(cols):
-            masks[b, h] = evaluate_mask_mod(fn, n, source=source, fallback=fallback, b=b, h=h)
+            masks[b, h] = evaluate_mask_mod(fn, n, source=source, fallback=fallback, b=b, h=h, **grid_keys)
     if heads is None:  # each batch row's mask must not change with h
         for b in range(rows):
-            require_independent(fn, n, masks[b, 0], ("h",), source=source, fallback=fallback, b=b)
+            require_independent(fn, n, masks[b, 0], ("h",), source=source, fallback=fallback, b=b, **grid_keys)
     if batch is None:  # each head's mask must not change with b
         for h in range(cols):
-            require_independent(fn, n, masks[0, h], ("b",), source=source, fallback=fallback, h=h)
-    return HeadMasks(masks, heads, batch)
+            require_independent(fn, n, masks[0, h], ("b",), source=source, fallback=fallback, h=h, **grid_keys)
+    if kv_len is None and queries is None:
+        return HeadMasks(masks, heads, batch)
+    return square_heads(masks, heads, batch, queries, source)
+
+
+def square_heads(masks, heads: int | None, batch: int | None, queries: str | None, source: str) -> HeadMasks:
+    """``(B, H, Q, K)`` masks embedded head by head in square masks (:func:`theory.mask.square_up`).
+
+    >>> g = square_heads(np.ones((1, 1, 1, 3), dtype=bool), None, None, None, "m")
+    >>> g.masks.shape, g.key_only
+    ((1, 1, 3, 3), (0, 1))
+    """
+    rows, cols = masks.shape[:2]
+    key_only: tuple[int, ...] = ()
+    kind = ""
+    squares = None
+    for b in range(rows):
+        for h in range(cols):
+            square, key_only, kind = square_up(masks[b, h], queries, source)
+            if squares is None:
+                squares = np.empty((rows, cols) + square.shape, dtype=bool)  # (B, H, n, n)
+            squares[b, h] = square
+    return HeadMasks(squares, heads, batch, key_only, kind)
 
 
 def shape_name(mask) -> str:

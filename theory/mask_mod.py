@@ -25,7 +25,7 @@ from typing import Callable
 import numpy as np
 
 from hasse.theory.errors import InputError, TooLargeError, check_fits
-from hasse.theory.mask import NamedMask, as_mask, default_names
+from hasse.theory.mask import NamedMask, as_mask, default_names, square_up
 
 MaskModFallback = Callable[[Callable, int], np.ndarray]
 
@@ -53,14 +53,14 @@ BYTES_PER_ENTRY = 4  # room for the engine's matrices beside the mask itself
 _module_ids = itertools.count()
 
 
-def check_n(n, source: str) -> int:
-    """Return ``n`` as a positive int, or raise InputError naming ``source``."""
+def check_n(n, source: str, name: str = "n") -> int:
+    """Return ``n`` as a positive int, or raise InputError naming ``source`` (and ``name``, e.g. ``kv_len``)."""
     try:
         n = int(n)
     except (TypeError, ValueError):
-        raise InputError(f"n must be a positive integer, got {n!r}", source) from None
+        raise InputError(f"{name} must be a positive integer, got {n!r}", source) from None
     if n <= 0:
-        raise InputError(f"n = {n}: a mask needs at least one position", source)
+        raise InputError(f"{name} = {n}: a mask needs at least one position", source)
     return n
 
 
@@ -72,10 +72,14 @@ def check_mask_fits(n: int, source: str) -> None:
         raise TooLargeError(str(exc), source) from None
 
 
-def load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMask:
+def load_mask_mod(path: str, function: str, source: str, n, fallback, *, kv_len=None,
+                  queries: str | None = None) -> NamedMask:
     """Return the mask of ``function`` from the file ``path`` on ``n`` positions.
 
     ``source`` (``path:function``) names the mask and prefixes error messages.
+    With ``kv_len`` the mask_mod is evaluated on the ``n x kv_len`` grid (``n``
+    queries, FlexAttention's ``Q_LEN``; ``kv_len`` keys, its ``KV_LEN``) and embedded
+    in a square mask by :func:`theory.mask.square_up` with the layout ``queries``.
     """
     if not function:
         raise InputError("needs a function name after ':' (file.py:function)", source)
@@ -87,9 +91,15 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback) -> NamedMa
         check_fits(n, BYTES_PER_ENTRY, "mask")
     except TooLargeError as exc:
         raise TooLargeError(str(exc), source) from None
+    if kv_len is not None:
+        kv_len = check_n(kv_len, source, "kv_len")
+        check_mask_fits(n + kv_len, source)
     fn = import_function(path, function, source)
-    matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback)
-    return NamedMask(matrix, default_names(n), source)
+    matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback, kv_len=kv_len)
+    if kv_len is None and queries is None:
+        return NamedMask(matrix, default_names(n), source)
+    square, key_only, kind = square_up(matrix, queries, source)
+    return NamedMask(square, default_names(square.shape[0]), source, key_only, kind)
 
 
 def import_function(path: str, function: str, source: str) -> Callable:
@@ -121,7 +131,8 @@ def import_function(path: str, function: str, source: str) -> Callable:
 
 
 def mask_mod_to_mask(
-    fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None
+    fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None,
+    kv_len: int | None = None,
 ) -> np.ndarray:
     """Return ``M[q, k] = fn(0, 0, q, k)`` for a FlexAttention-style ``mask_mod`` on ``n`` positions.
 
@@ -137,6 +148,10 @@ def mask_mod_to_mask(
     function that a factory returns. When the numpy call raises and ``fallback``
     is given, ``fallback(fn, n)`` is used instead (torch, in gpu_check).
 
+    With ``kv_len`` the grid is ``n x kv_len`` (``q_idx`` in ``0 … n-1``, ``kv_idx`` in
+    ``0 … kv_len-1``, FlexAttention's ``Q_LEN x KV_LEN``; ``q_idx`` starts at 0 even when
+    decoding: a mask_mod offsets it itself) and the result is ``(n, kv_len)``.
+
     >>> mask_mod_to_mask(lambda b, h, q, kv: q >= kv, 3).astype(int).tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     >>> mask_mod_to_mask(lambda b, h, q, kv: True, 2).tolist()
@@ -147,13 +162,14 @@ def mask_mod_to_mask(
     ...     print(exc)
     m: mask_mod depends on h; give heads=H (h = 0 and h = 1 give different masks: every head must be evaluated)
     """
-    first = evaluate_mask_mod(fn, n, source=source, fallback=fallback)
-    require_independent(fn, n, first, ("h", "b"), source=source, fallback=fallback)
+    first = evaluate_mask_mod(fn, n, source=source, fallback=fallback, kv_len=kv_len)
+    require_independent(fn, n, first, ("h", "b"), source=source, fallback=fallback, kv_len=kv_len)
     return first
 
 
 def require_independent(fn, n: int, first: np.ndarray, axes, *, source: str = "mask_mod",
-                        fallback: MaskModFallback | None = None, b: int = 0, h: int = 0) -> None:
+                        fallback: MaskModFallback | None = None, b: int = 0, h: int = 0,
+                        kv_len: int | None = None) -> None:
     """Raise :class:`RangeNeeded` when ``fn`` at ``axis`` = a value of :data:`PROBES` differs from ``first``.
 
     ``first`` is the mask at ``(b, h)``; each axis in ``axes`` (``"h"``, ``"b"``) is
@@ -162,24 +178,30 @@ def require_independent(fn, n: int, first: np.ndarray, axes, *, source: str = "m
     for axis in axes:
         for value in PROBES:
             at = {"b": b, "h": h, axis: value}
-            if not np.array_equal(evaluate_mask_mod(fn, n, source=source, fallback=fallback, **at), first):
+            if not np.array_equal(evaluate_mask_mod(fn, n, source=source, fallback=fallback, kv_len=kv_len, **at),
+                                  first):
                 raise RangeNeeded(axis, value, source)
 
 
 def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None,
-                      b: int = 0, h: int = 0) -> np.ndarray:
+                      b: int = 0, h: int = 0, kv_len: int | None = None) -> np.ndarray:
     """``M[q, k] = fn(b, h, q, k)`` at one batch index ``b`` and head ``h`` (see :func:`mask_mod_to_mask`).
+
+    The grid is ``n x n``, or ``n x kv_len`` when ``kv_len`` is given.
 
     >>> evaluate_mask_mod(lambda b, h, q, kv: (q >= kv) | (h == 1), 2, h=1).tolist()
     [[True, True], [True, True]]
+    >>> evaluate_mask_mod(lambda b, h, q, kv: kv <= q + 2, 1, kv_len=3).astype(int).tolist()  # decode after 2
+    [[1, 1, 1]]
     """
     n = check_n(n, source)
-    check_mask_fits(n, source)
+    keys = n if kv_len is None else check_n(kv_len, source, "kv_len")
+    check_mask_fits(max(n, keys), source)
     if b or h:
         fn = _at(fn, b, h)
     zero = np.zeros((), dtype=np.int64)
     q_idx = np.arange(n, dtype=np.int64)[:, None]  # (n, 1)
-    kv_idx = np.arange(n, dtype=np.int64)[None, :]  # (1, n)
+    kv_idx = np.arange(keys, dtype=np.int64)[None, :]  # (1, K)
     try:
         with np.errstate(all="ignore"):
             result = fn(zero, zero, q_idx, kv_idx)
@@ -189,16 +211,18 @@ def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallbac
                 f"mask_mod {_name(fn)} raised {type(exc).__name__}: {exc} (on numpy index arrays)", source
             ) from None
         try:
-            result = fallback(fn, n)
+            result = fallback(fn, n) if kv_len is None else fallback(fn, n, keys)
         except InputError as err:
             if err.source is None:
                 raise InputError(str(err), source) from None
             raise
-    return broadcast_mask(result, n, source=source)
+    return broadcast_mask(result, n, source=source, kv_len=kv_len)
 
 
-def broadcast_mask(result, n: int, source: str | None = "mask_mod") -> np.ndarray:
+def broadcast_mask(result, n: int, source: str | None = "mask_mod", kv_len: int | None = None) -> np.ndarray:
     """Return ``result`` broadcast to an (n, n) bool mask, or raise InputError on a wrong shape.
+
+    With ``kv_len`` the shape is ``(n, kv_len)``.
 
     ``source`` prefixes error messages; None leaves them bare (for a caller to prefix).
 
@@ -215,14 +239,15 @@ def broadcast_mask(result, n: int, source: str | None = "mask_mod") -> np.ndarra
         raise InputError(f"the mask_mod returned {type(result).__name__}, not an array ({exc})", source) from None
     if arr.dtype == object:
         raise InputError(f"the mask_mod returned {type(result).__name__}, not booleans or 0/1", source)
-    wrong_shape = f"the mask_mod returned shape {arr.shape}, which does not broadcast to ({n}, {n})"
+    shape = (n, n if kv_len is None else kv_len)
+    wrong_shape = f"the mask_mod returned shape {arr.shape}, which does not broadcast to {shape}"
     if arr.ndim > 2:
         raise InputError(wrong_shape, source)
     try:
-        full = np.broadcast_to(arr, (n, n))
+        full = np.broadcast_to(arr, shape)
     except ValueError:
         raise InputError(wrong_shape, source) from None
-    return as_mask(np.array(full), source=source)
+    return as_mask(np.array(full), source=source, square=kv_len is None)
 
 
 def _name(fn) -> str:
