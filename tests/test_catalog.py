@@ -45,8 +45,8 @@ EXPECTED = {
             [1, 1],
         ],
     ),
-    # w = 2 keys, self included: q - 2 < k <= q
-    "sliding_window:n=5,w=2": (
+    # window = 2 keys, self included: q - 2 < k <= q
+    "sliding_window:n=5,window=2": (
         ("0", "1", "2", "3", "4"),
         [
             [1, 0, 0, 0, 0],
@@ -339,7 +339,8 @@ def test_booleans(word, value):
         ("block_two_stream:n=4,block=2", "block_two_stream:n=4,block=2,variant=chain"),
         ("tree:parents=-1+0", "tree:parents=-1+0,prefix=0"),
         ("document:causal=1,lengths=1+1", "document:lengths=1+1,causal=true"),
-        ("sliding_window: w = 3 , n = 5", "sliding_window:n=5,w=3"),
+        ("sliding_window: w = 3 , n = 5", "sliding_window:n=5,window=3"),
+        ("sliding_window:window=3,n=5", "sliding_window:n=5,window=3"),
     ],
 )
 def test_spec_round_trip(text, canonical):
@@ -398,8 +399,9 @@ def test_name_alone_allowed_when_every_param_has_a_default():
         ("bd3lm:n=6,block=4", "block = 4 does not divide n = 6"),
         ("block_two_stream:n=5,block=2", "block = 2 does not divide n = 5"),
         ("block_causal:n=4,block=0", "block must be a positive integer, got 0"),
-        ("sliding_window:n=4,w=0", "w must be a positive integer, got 0"),
-        ("sliding_window:n=4,w=-1", "w must be a positive integer, got -1"),
+        ("sliding_window:n=4,w=0", "window must be a positive integer, got 0"),
+        ("sliding_window:n=4,w=2,window=2", "parameter 'window' is given twice (as 'w' and 'window')"),
+        ("sliding_window:n=4,window=-1", "window must be a positive integer, got -1"),
         ("sliding_window_distance:n=4,d=-1", "d must be a non-negative integer, got -1"),
         ("prefix_lm:n=4,prefix=5", "prefix must be between 0 and n = 4, got 5"),
         ("prefix_lm:n=4,prefix=-1", "prefix must be a non-negative integer, got -1"),

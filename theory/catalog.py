@@ -31,6 +31,7 @@ from hasse.theory.spec import (  # the spec language and the registry; also impo
     Entry,
     Param,
     Spec,
+    canonical_keys,
     canonical_spec,
     entries,
     format_value,
@@ -57,6 +58,7 @@ def resolve_spec(text: str, kind: str | None = None) -> Spec:
     name, raw = parse_spec(text)
     source = text.strip()
     entry = get_entry(name, kind, source)
+    raw = canonical_keys(entry, raw, source)  # aliases (w -> window) to their parameter's name
     for key in raw:
         if entry.param(key) is None:
             known = ", ".join(p.name for p in entry.params) or "none"

@@ -46,6 +46,7 @@ class Param:
     default: Any = None  # parsed default value; None means the parameter is required
     help: str = ""  # one line for `hasse catalog`
     choices: tuple[str, ...] = ()  # the allowed values of a "choice"
+    aliases: tuple[str, ...] = ()  # other keys accepted for this parameter (``w`` for ``window``)
 
     def __post_init__(self):
         if self.kind not in PARAM_KINDS:
@@ -79,7 +80,8 @@ class Entry:
     kind: str = "mask"  # what the builder returns: "mask" (a NamedMask), "task", "family", …
 
     def param(self, name: str) -> Param | None:
-        return next((p for p in self.params if p.name == name), None)
+        """The parameter called ``name`` or accepting ``name`` as an alias; None if none."""
+        return next((p for p in self.params if p.name == name or name in p.aliases), None)
 
     def usage(self) -> str:
         """The spec pattern: ``block_two_stream:n=N,block=BLOCK[,variant=chain|clique]``.
@@ -210,6 +212,32 @@ def parse_spec(text: str) -> tuple[str, dict[str, str]]:
         values[key] = value.strip()
         last = key
     return name, values
+
+
+def canonical_keys(entry: Entry, raw: dict[str, str], source: str | None = None) -> dict[str, str]:
+    """``raw`` with every alias replaced by its parameter's name (``w`` -> ``window``).
+
+    Unknown keys are left as they are (the caller reports them). Giving a parameter
+    under two of its names is an :class:`InputError`.
+
+    >>> import hasse.theory.catalog  # registers the built-in entries
+    >>> canonical_keys(get_entry("sliding_window"), {"n": "8", "w": "3"})
+    {'n': '8', 'window': '3'}
+    >>> canonical_keys(get_entry("sliding_window"), {"w": "3", "window": "3"}, "sliding_window:w=3,window=3")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: sliding_window:w=3,window=3: parameter 'window' is given twice (as 'w' and 'window')
+    """
+    out: dict[str, str] = {}
+    given: dict[str, str] = {}  # canonical name -> the key it was given as
+    for key, value in raw.items():
+        param = entry.param(key)
+        name = param.name if param is not None else key
+        if name in out:
+            raise InputError(f"parameter {name!r} is given twice (as {given[name]!r} and {key!r})", source)
+        out[name] = value
+        given[name] = key
+    return out
 
 
 def parse_value(param: Param, raw: str, source: str | None = None) -> Any:

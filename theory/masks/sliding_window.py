@@ -1,7 +1,7 @@
 """Causal sliding-window attention, in both of the conventions libraries use.
 
-The kit's convention, ``sliding_window:n=N,w=W``: a query attends ``w`` keys, itself
-included, ``q - w < k <= q``. Other libraries bound the *distance* instead,
+The kit's convention, ``sliding_window:n=N,window=W``: a query attends ``window`` keys,
+itself included, ``q - window < k <= q`` (``w`` is accepted for ``window``, design §7). Other libraries bound the *distance* instead,
 ``0 <= q - k <= d``, which gives ``d + 1`` keys; that one is
 ``sliding_window_distance:n=N,d=D``. The two agree when ``d = w - 1``. The
 off-by-one between them is a real source of bugs (ml-explore/mlx-lm#390), so the
@@ -67,13 +67,13 @@ def make_sliding_window_distance(d: int):
     return name_rule(rule, f"sliding_window_distance_d{d}")
 
 
-def build(n: int, w: int) -> NamedMask:
-    """The sliding window of ``w`` keys on ``n`` positions: ``M[q, k] = q - w < k <= q``.
+def build(n: int, window: int) -> NamedMask:
+    """The sliding window of ``window`` keys on ``n`` positions: ``M[q, k] = q - window < k <= q``.
 
     Raises
     ------
     InputError
-        ``n`` or ``w`` is not a positive integer.
+        ``n`` or ``window`` is not a positive integer.
 
     Examples
     --------
@@ -81,8 +81,9 @@ def build(n: int, w: int) -> NamedMask:
     [[1, 0, 0], [1, 1, 0], [0, 1, 1]]
     """
     n = require_positive("n", n)
-    rule = make_sliding_window(w)
-    return named_mask(rule, n, f"sliding_window:n={n},w={int(w)}")
+    window = require_positive("window", window)
+    rule = make_sliding_window(window)
+    return named_mask(rule, n, f"sliding_window:n={n},window={window}")
 
 
 def build_distance(n: int, d: int) -> NamedMask:
@@ -106,8 +107,8 @@ def build_distance(n: int, d: int) -> NamedMask:
 ENTRIES = (
     Entry(
         "sliding_window",
-        "causal window of w keys, self included: q - w < k <= q",
-        (N, Param("w", "int", help="keys per query, self included (w >= 1)")),
+        "causal window of `window` keys, self included: q - window < k <= q",
+        (N, Param("window", "int", help="keys per query, self included (window >= 1); alias w", aliases=("w",))),
         build,
     ),
     Entry(

@@ -53,8 +53,10 @@ _K_INFILL = Param("k", "int", help="the token predicted, 0 <= k <= n-1")
 _B = Param("b", "int", help="the block predicted, 0 <= b < n/l")
 _MASKED = Param("masked", "int_list", help="masked positions, distinct, e.g. 1+3")
 _ORDER = Param("order", "int_list", help="factorisation order, a permutation of 0..n-1, e.g. 2+0+1")
-_WINDOW_OPTIONAL = Param("window", "int", 0, help="keys per query, self included; 0 = no window")
-_WINDOW = Param("window", "int", help="keys per query, self included (>= 2 to cross a boundary)")
+_WINDOW_OPTIONAL = Param("window", "int", 0, help="keys per query, self included; 0 = no window; alias w",
+                         aliases=("w",))
+_WINDOW = Param("window", "int", help="keys per query, self included (>= 2 to cross a boundary); alias w",
+                aliases=("w",))
 
 _ENTRIES = (  # (kind, name, builder, params, summary)
     ("task", "ar", "ar_task", (_N2, _K_AR),
