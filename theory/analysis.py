@@ -14,7 +14,7 @@ import numpy as np
 
 from hasse.theory.empty_rows import ANALYZE_DEFAULT, EmptyRows, apply_empty_row_policy
 from hasse.theory.errors import InputError
-from hasse.theory.mask import as_mask, default_names
+from hasse.theory.mask import as_mask, default_names, square_up
 from hasse.theory.order import LimitOrder, mask_to_order
 from hasse.theory.reach import PowerCycle, power_cycle, reach
 
@@ -38,6 +38,8 @@ class MaskAnalysis:
     mask: np.ndarray  # (n, n) bool, the mask analysed (empty rows filled under attend-all)
     names: tuple[str, ...]  # label per position
     empty_row_policy: str = ANALYZE_DEFAULT  # how the empty rows were read (theory.empty_rows)
+    key_only: tuple[int, ...] = ()  # positions that feed the queries and attend nothing (theory.mask.square_up)
+    key_only_kind: str = ""  # "cache" | "memory" | "" (none)
 
     @property
     def empty_row_report(self) -> EmptyRows:
@@ -63,6 +65,9 @@ def mask_to_analysis(
     layers: int | None = None,
     names: tuple[str, ...] | None = None,
     empty_rows: str = ANALYZE_DEFAULT,
+    key_only=(),
+    key_only_kind: str = "",
+    queries: str | None = None,
 ) -> MaskAnalysis:
     """Analyse one mask: the limit order, depth, density, empty rows, and ``R(L)`` if ``layers`` is given.
 
@@ -74,15 +79,26 @@ def mask_to_analysis(
     (:mod:`theory.empty_rows`): ``attend-none`` (default) analyses the mask as
     given, ``attend-all`` fills those rows first, ``error`` refuses them.
 
+    A non-square ``(Q, K)`` mask (or any mask with ``queries="separate"``) is first
+    embedded by :func:`theory.mask.square_up`; its key-only positions (or the
+    ``key_only`` given with a square mask, of kind ``key_only_kind``) are never
+    empty rows and the analysis names them.
+
     >>> a = mask_to_analysis(np.tril(np.ones((3, 3), dtype=bool)))
     >>> a.convergence_depth, a.classes, a.hasse_edges, a.dense, a.height
     (1, ((0,), (1,), (2,)), ((0, 1), (1, 2)), True, 3)
     >>> swap = mask_to_analysis(np.array([[0, 1], [1, 0]], dtype=bool), residual=False)
     >>> swap.convergence_depth, swap.preperiod, swap.period
     (None, 0, 2)
+    >>> decode = mask_to_analysis(np.ones((1, 3), dtype=bool), empty_rows="attend-all")  # 1 x (cache + 1)
+    >>> decode.n, decode.key_only, decode.key_only_kind, decode.empty_rows, decode.hasse_edges
+    (3, (0, 1), 'cache', (), ((0, 2), (1, 2)))
     """
-    mask = as_mask(mask)
-    mask, found = apply_empty_row_policy(mask, empty_rows)
+    mask = as_mask(mask, square=False)
+    if mask.shape[0] != mask.shape[1] or queries == "separate":
+        mask, key_only, key_only_kind = square_up(mask, queries)
+    key_only = tuple(int(p) for p in key_only)
+    mask, found = apply_empty_row_policy(mask, empty_rows, key_only=key_only)
     n = mask.shape[0]
     if names is None:
         names = default_names(n)
@@ -119,4 +135,6 @@ def mask_to_analysis(
         mask=mask,
         names=tuple(names),
         empty_row_policy=found.policy,
+        key_only=key_only,
+        key_only_kind=key_only_kind if key_only else "",
     )

@@ -86,6 +86,13 @@ class LeakReport:
     size: int  # N, the number of positions
     empty_rows: tuple[int, ...]  # queries of the task's mask that attend no key
     empty_row_policy: str = LEAK_DEFAULT  # how they were read (theory.empty_rows)
+    key_only: tuple[int, ...] = ()  # positions that feed the queries and attend nothing (theory.mask.square_up)
+    key_only_kind: str = ""  # "cache" | "memory" | "" (none)
+
+    @property
+    def key_only_json(self) -> dict:
+        """``{"positions": […], "kind": "cache" | "memory" | null}`` (an empty list when there are none)."""
+        return key_only_json(self.key_only, self.key_only_kind)
 
     @property
     def empty_row_report(self) -> EmptyRows:
@@ -210,14 +217,25 @@ def _propagated_paths(mask, held, pending) -> dict[tuple[int, int], tuple[int, .
     return out
 
 
+def key_only_json(key_only, kind: str = "") -> dict:
+    """The JSON object every report gives its key-only positions (:func:`theory.mask.square_up`).
+
+    >>> key_only_json((0, 1), "cache"), key_only_json(())
+    ({'positions': [0, 1], 'kind': 'cache'}, {'positions': [], 'kind': None})
+    """
+    return {"positions": [int(p) for p in key_only], "kind": (kind or None) if key_only else None}
+
+
 def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = None,
-               empty_rows: str = LEAK_DEFAULT) -> LeakReport:
+               empty_rows: str = LEAK_DEFAULT, key_only=None, key_only_kind: str | None = None) -> LeakReport:
     """Every leak and isolation violation of a task (in the limit, each with its depth).
 
     ``empty_rows`` reads the queries that attend no key (:mod:`theory.empty_rows`):
     ``attend-all`` (default) lets them attend every position, ``attend-none``
     keeps the mask, ``error`` raises InputError. ``order``, if given, must be the
-    order of the mask after that reading.
+    order of the mask after that reading. ``key_only`` (default: the task's own
+    ``key_only``, if it has one) are positions that feed the queries and attend
+    nothing (a KV cache): they are not empty rows, and the report names them.
 
     >>> from hasse.theory.task import make_task
     >>> t = make_task(2, [("x0", 0), ("x1", 1)], [1, None], [[1, 1], [1, 1]])
@@ -227,7 +245,10 @@ def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = No
     >>> find_leaks(lonely).leaks, find_leaks(lonely, empty_rows="attend-none").leaks
     ((Leak(position=1, target=0, source=0, path=(0, 1), depth=1),), ())
     """
-    mask, found = apply_empty_row_policy(task.mask, empty_rows, task.name or None)
+    key_only = tuple(getattr(task, "key_only", ()) if key_only is None else key_only)
+    kind = getattr(task, "key_only_kind", "") if key_only_kind is None else key_only_kind
+    extra = {"key_only": key_only} if key_only else {}  # key-only rows are not empty rows
+    mask, found = apply_empty_row_policy(task.mask, empty_rows, task.name or None, **extra)
     order = order or mask_to_order(mask)
     sources = task.all_sources()
     queries = [(p, t) for p in task.supervised for t in task.labels[p]]
@@ -240,7 +261,7 @@ def find_leaks(task, layers: int | None = None, *, order: LimitOrder | None = No
     isolation = find_isolation(mask, task.isolate, order=order)
     targets = tuple(sorted({t for ts in task.labels for t in ts}))
     return LeakReport(layers, leaks, isolation, task.supervised, targets, task.tokens, task.size, found.rows,
-                      found.policy)
+                      found.policy, key_only, kind if key_only else "")
 
 
 def find_isolation(mask, groups: Sequence[Sequence[int]], *, order: LimitOrder | None = None) -> tuple[Flow, ...]:
@@ -269,18 +290,20 @@ def find_isolation(mask, groups: Sequence[Sequence[int]], *, order: LimitOrder |
 
 
 def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *, order: LimitOrder | None = None,
-               empty_rows: str = LEAK_DEFAULT) -> tuple[Flow, ...]:
+               empty_rows: str = LEAK_DEFAULT, key_only=()) -> tuple[Flow, ...]:
     """Positions of ``sinks`` that depend on some position of ``sources`` (nearest source, shortest path).
 
     A position in both sets depends on itself: it is reported at depth 0. Empty
     rows are read by the policy ``empty_rows``, as in :func:`find_leaks`
-    (:func:`theory.empty_rows.apply_empty_row_policy` names them).
+    (:func:`theory.empty_rows.apply_empty_row_policy` names them); rows of
+    ``key_only`` positions (a KV cache, a memory) are not empty rows and stay empty.
 
     >>> causal = np.tril(np.ones((4, 4), dtype=bool))
     >>> find_flows(causal, [1], [0, 3])
     (Flow(position=3, source=1, path=(1, 3), depth=1),)
     """
-    mask, _ = apply_empty_row_policy(as_mask(mask), empty_rows)
+    extra = {"key_only": tuple(key_only)} if key_only else {}
+    mask, _ = apply_empty_row_policy(as_mask(mask), empty_rows, **extra)
     src = set(sources)
     colours = [[0] if p in src else [] for p in range(mask.shape[0])]
     queries = [(p, 0) for p in sorted(set(sinks))]

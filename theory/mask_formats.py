@@ -44,7 +44,7 @@ def read_npy(path: str) -> np.ndarray:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
-    return as_mask(arr, source=path)
+    return as_mask(arr, source=path, square=False)  # (Q, K): a non-square mask is squared up by mask_io
 
 
 def _npy_shape(path: str) -> tuple[int, ...]:
@@ -101,7 +101,7 @@ def text_to_mask(text: str, source: str = "mask") -> np.ndarray:
         rows.append(row)
     if not rows:
         raise InputError("empty file: no mask rows, only blank lines and comments", source)
-    return as_mask(np.array(rows, dtype=bool), source=source)
+    return as_mask(np.array(rows, dtype=bool), source=source, square=False)  # (Q, K), squared up by mask_io
 
 
 def _token_value(token: str, source: str, where: str) -> bool:
@@ -143,9 +143,9 @@ def rows_to_mask(rows: list, source: str = "mask") -> np.ndarray:
     except ValueError:  # entries that are themselves ragged lists
         arr = np.array(rows, dtype=object)
     if arr.dtype == bool or np.issubdtype(arr.dtype, np.number):
-        return as_mask(arr, source=source)
+        return as_mask(arr, source=source, square=False)  # (Q, K), squared up by mask_io
     for q, row in enumerate(rows):  # slow path, only to say which value is wrong
         for k, v in enumerate(row):
             if not (isinstance(v, (bool, int, float)) and (v in (0, 1) or v != v)):
                 raise InputError(f"values must be 0/1 or true/false, found {json.dumps(v)} at [{q}, {k}]", source)
-    return as_mask(arr.astype(float), source=source)
+    return as_mask(arr.astype(float), source=source, square=False)

@@ -30,7 +30,7 @@ from typing import Callable
 
 from hasse.theory.errors import InputError
 from hasse.theory.json_file import json_kind, read_json, read_text, require_regular_file
-from hasse.theory.mask import NamedMask, as_mask, default_names
+from hasse.theory.mask import QUERY_LAYOUTS, NamedMask, as_mask, default_names, square_up
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
 
@@ -45,6 +45,8 @@ def load_mask(
     n: int | None = None,
     fallback: MaskModFallback | None = None,
     resolve_spec: SpecResolver | None = None,
+    queries: str | None = None,
+    kv_len: int | None = None,
 ) -> NamedMask:
     """Return the mask that ``source`` names (a file, ``file.py:function`` or a spec).
 
@@ -60,6 +62,14 @@ def load_mask(
         ``gpu_check.mask_mod.torch_fallback_or_none()`` provides one.
     resolve_spec : ``resolve_spec(spec)`` returns a NamedMask or an array for a
         built-in spec; default ``theory.catalog.build_mask``, imported lazily.
+    queries : ``"end"`` or ``"separate"``, how a non-square ``(Q, K)`` mask is
+        embedded in a square one (:func:`theory.mask.square_up`); None: ``"end"``
+        when ``Q <= K``, refused when ``Q > K``. ``"separate"`` applies to a square
+        mask too (cross-attention with ``Q = K``). For a non-square mask ``n``, when
+        given, must equal ``Q``, the number of query rows.
+    kv_len : for ``file.py:function``, evaluate on the ``n x kv_len`` grid
+        (``Q_LEN = n``, ``KV_LEN = kv_len``); for any other form it must equal
+        ``K``, the number of key columns.
 
     Returns
     -------
@@ -77,7 +87,33 @@ def load_mask(
     >>> m.matrix.astype(int).tolist(), m.names, m.spec
     ([[1, 0, 0], [1, 1, 0], [1, 1, 1]], ('0', '1', '2'), 'causal:n=3')
     """
-    return _load(str(source), n, fallback, resolve_spec, frozenset())
+    if queries is not None and queries not in QUERY_LAYOUTS:
+        raise InputError(f"queries must be one of {', '.join(QUERY_LAYOUTS)}, got {queries!r}", str(source))
+    if kv_len is not None:
+        kv_len = check_n(kv_len, str(source), "kv_len")
+    if source_kind(str(source)) == "function":
+        if n is not None:
+            n = check_n(n, source)
+        path, _, function = str(source).rpartition(":")
+        return load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries)
+    mask = _load(str(source), None, fallback, resolve_spec, frozenset())
+    return _embedded(mask, str(source), n, queries, kv_len)
+
+
+def _embedded(mask: NamedMask, source: str, n, queries, kv_len) -> NamedMask:
+    """``mask`` squared up with the layout ``queries`` (if not square already), ``n`` and ``kv_len`` checked."""
+    rows, keys = mask.matrix.shape
+    if n is not None:
+        n = check_n(n, source)
+        if rows != n:
+            what = "n" if rows == keys else "n (the number of query rows)"
+            raise InputError(f"n = {n} was given but the mask has {what} = {rows}", source)
+    if kv_len is not None and keys != kv_len:
+        raise InputError(f"kv_len = {kv_len} was given but the mask has {keys} key columns", source)
+    if rows == keys and queries != "separate":
+        return mask
+    square, key_only, kind = square_up(mask.matrix, queries, source)
+    return NamedMask(square, default_names(square.shape[0]), mask.spec, key_only, kind)
 
 
 def _load(source, n, fallback, resolve_spec, seen) -> NamedMask:
