@@ -25,6 +25,7 @@ Every problem raises :class:`InputError` with one line naming the source.
 from __future__ import annotations
 
 import os
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Callable
 
@@ -33,8 +34,13 @@ from hasse.theory.json_file import json_kind, read_json, read_text, require_regu
 from hasse.theory.mask import QUERY_LAYOUTS, NamedMask, as_mask, default_names, square_up
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
+from hasse.theory.mask_mod_call import split_function
 
 SpecResolver = Callable[[str], object]
+
+# While load_mask(trust_code=True) reads a JSON file: (n,), the size at which a mask_mod
+# that the JSON names is evaluated; None (the default): a JSON naming code is refused.
+_TRUSTED: ContextVar[tuple | None] = ContextVar("hasse_trusted_code", default=None)
 
 FILE_SUFFIXES = (".npy", ".txt", ".csv", ".json")
 
@@ -47,6 +53,7 @@ def load_mask(
     resolve_spec: SpecResolver | None = None,
     queries: str | None = None,
     kv_len: int | None = None,
+    trust_code: bool = False,
 ) -> NamedMask:
     """Return the mask that ``source`` names (a file, ``file.py:function`` or a spec).
 
@@ -70,6 +77,9 @@ def load_mask(
     kv_len : for ``file.py:function``, evaluate on the ``n x kv_len`` grid
         (``Q_LEN = n``, ``KV_LEN = kv_len``); for any other form it must equal
         ``K``, the number of key columns.
+    trust_code : a ``.json`` whose ``mask`` is ``file.py:function`` (or a factory
+        call) runs it, the path read relative to the JSON file's folder, at ``n``;
+        default False: refused (:func:`refuse_code_in_json`), JSON is data.
 
     Returns
     -------
@@ -94,9 +104,13 @@ def load_mask(
     if source_kind(str(source)) == "function":
         if n is not None:
             n = check_n(n, source)
-        path, _, function = str(source).rpartition(":")
+        path, function = split_function(str(source))
         return load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries)
-    mask = _load(str(source), None, fallback, resolve_spec, frozenset())
+    token = _TRUSTED.set((n,) if trust_code else None)
+    try:
+        mask = _load(str(source), None, fallback, resolve_spec, frozenset())
+    finally:
+        _TRUSTED.reset(token)
     return _embedded(mask, str(source), n, queries, kv_len)
 
 
@@ -121,7 +135,7 @@ def _load(source, n, fallback, resolve_spec, seen) -> NamedMask:
         n = check_n(n, source)
     form = source_kind(source)
     if form == "function":
-        path, _, function = source.rpartition(":")
+        path, function = split_function(source)
         return load_mask_mod(path, function, source, n, fallback)
     if form == "file":
         mask = _load_file(source, n, fallback, resolve_spec, seen)
@@ -136,16 +150,19 @@ def source_kind(source: str, folder: str = "") -> str:
     """Which form a MASK, TASK, FAMILY or design argument has: ``"function"``, ``"file"`` or ``"spec"``.
 
     - ``"function"``: ``file.py:function``, the part before the last ``:`` ends in
-      ``.py`` (a mask_mod where a MASK is expected, a task maker for a design);
+      ``.py`` (a mask_mod where a MASK is expected, a task maker for a design), or a
+      factory call ``file.py:make(3, s="a:b")`` (split at the first ``.py:`` followed by
+      a call: :func:`theory.mask_mod_call.split_function`);
     - ``"file"``: an existing file (relative to ``folder``, if given), or a name
       with no ``:`` but a suffix or a ``/`` (a file that is missing);
     - ``"spec"``: anything else, a built-in spec ``name:key=value,…``.
 
     >>> source_kind("masks.py:sliding"), source_kind("task.json"), source_kind("butterfly:n=4")
     ('function', 'file', 'spec')
+    >>> source_kind("masks.py:make(3)"), source_kind('masks.py:make(window=3, s="a:b")')
+    ('function', 'function')
     """
-    head, sep, _ = source.rpartition(":")
-    if sep and head.lower().endswith(".py"):
+    if split_function(source) is not None:
         return "function"
     if os.path.isfile(os.path.join(folder, source)):
         return "file"
@@ -226,15 +243,18 @@ def refuse_code_in_json(value: str, path: str) -> None:
     Only the command line may name a mask_mod to run: a JSON file is data, and reading
     it must never execute code (issue 10).
 
+    With ``--trust-code`` (``trust_code=True``) a ``file.py:function`` is run instead:
+    :func:`load_mask` and :func:`theory.task_io.load_task` skip this check.
+
     >>> refuse_code_in_json("causal:n=4", "t.json")
     >>> refuse_code_in_json("masks.py:causal", "t.json")
     Traceback (most recent call last):
     ...
-    hasse.theory.errors.InputError: t.json: 'mask' names Python code ('masks.py:causal'); a JSON file may name a spec, a mask file or rows, and only the command line may name a mask_mod
+    hasse.theory.errors.InputError: t.json: 'mask' names Python code (masks.py:causal); pass --trust-code to run it (without it, reading a JSON file never runs code)
     """
     if source_kind(value) == "function" or value.strip().lower().endswith(".py"):
-        raise InputError(f"'mask' names Python code ({value!r}); a JSON file may name a spec, a mask file or rows, "
-                         "and only the command line may name a mask_mod", path)
+        raise InputError(f"'mask' names Python code ({value}); pass --trust-code to run it (without it, reading a "
+                         "JSON file never runs code)", path)
 
 
 def _json_reference(path: str, value: str, n, fallback, resolve_spec, seen) -> NamedMask:
@@ -243,7 +263,11 @@ def _json_reference(path: str, value: str, n, fallback, resolve_spec, seen) -> N
     if here in seen:
         raise InputError("its 'mask' refers back to itself", path)
     folder = os.path.dirname(path)
-    refuse_code_in_json(value, path)
+    trusted = _TRUSTED.get()
+    if trusted is None:
+        refuse_code_in_json(value, path)
+    elif split_function(value) is not None:  # --trust-code: the mask_mod beside the JSON file, at the n given
+        n = trusted[0]
     try:
         if source_kind(value, folder) == "spec":
             return _from_spec(value, resolve_spec)

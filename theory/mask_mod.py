@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 import os
 import sys
 from typing import Callable
@@ -26,6 +27,7 @@ import numpy as np
 
 from hasse.theory.errors import InputError, TooLargeError, check_fits
 from hasse.theory.mask import NamedMask, as_mask, default_names, square_up
+from hasse.theory.mask_mod_call import factory_problem, parse_call
 
 MaskModFallback = Callable[[Callable, int], np.ndarray]
 
@@ -94,7 +96,7 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback, *, kv_len=
     if kv_len is not None:
         kv_len = check_n(kv_len, source, "kv_len")
         check_mask_fits(n + kv_len, source)
-    fn = import_function(path, function, source)
+    fn = resolve_function(path, function, source)
     matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback, kv_len=kv_len)
     if kv_len is None and queries is None:
         return NamedMask(matrix, default_names(n), source)
@@ -127,6 +129,39 @@ def import_function(path: str, function: str, source: str) -> Callable:
         raise InputError(f"no function '{function}' in {path} (callables defined there: {listing})", source)
     if not callable(fn):
         raise InputError(f"'{function}' in {path} is not a function", source)
+    return fn
+
+
+def resolve_function(path: str, function: str, source: str) -> Callable:
+    """The mask_mod that ``function`` names in ``path``: a function, or what a factory call returns.
+
+    ``function`` is a name (``sliding``) or a call with literal arguments
+    (``generate_sliding_window(3)``, :func:`theory.mask_mod_call.parse_call`); the
+    factory is called once and must return a ``mask_mod(b, h, q_idx, kv_idx)``. A
+    name whose function cannot take those four arguments is refused as a factory
+    named without its call (:func:`theory.mask_mod_call.factory_problem`).
+    """
+    if "(" not in function:
+        fn = import_function(path, function, source)
+        if problem := factory_problem(fn, function, path):
+            raise InputError(problem, source)
+        return fn
+    name, args, kwargs = parse_call(function, source)  # before the file runs: bad arguments never execute it
+    factory = import_function(path, name, source)
+    try:
+        fn = factory(*args, **kwargs)
+    except InputError:
+        raise
+    except Exception as exc:
+        raise InputError(f"{function} raised {type(exc).__name__}: {exc}", source) from None
+    if not callable(fn):
+        shown = repr(fn)
+        shown = shown if len(shown) <= 40 else shown[:40] + "…"
+        raise InputError(f"{function} returned {type(fn).__name__} ({shown}), not a mask_mod(b, h, q_idx, kv_idx)",
+                         source)
+    if factory_problem(fn, _name(fn), path):
+        raise InputError(f"{function} returned '{_name(fn)}', which cannot take the four arguments "
+                         "(b, h, q_idx, kv_idx) of a mask_mod", source)
     return fn
 
 
@@ -164,6 +199,7 @@ def mask_mod_to_mask(
     """
     first = evaluate_mask_mod(fn, n, source=source, fallback=fallback, kv_len=kv_len)
     require_independent(fn, n, first, ("h", "b"), source=source, fallback=fallback, kv_len=kv_len)
+    check_size_free(fn, n, first, source=source, fallback=fallback, kv_len=kv_len)
     return first
 
 
@@ -181,6 +217,114 @@ def require_independent(fn, n: int, first: np.ndarray, axes, *, source: str = "m
             if not np.array_equal(evaluate_mask_mod(fn, n, source=source, fallback=fallback, kv_len=kv_len, **at),
                                   first):
                 raise RangeNeeded(axis, value, source)
+
+
+SIZE_PROBE_ENTRIES = 1 << 24  # the first larger grid evaluated to look for a baked-in size: at most 16M entries
+SEARCH_ENTRIES = 1 << 20  # the doubling beyond it goes on while a grid has at most 1M entries
+
+
+def probe_sizes(n: int) -> list[int]:
+    """The sizes at which :func:`check_size_free` evaluates a mask_mod given ``n``.
+
+    First ``n2 = max(n + 8, 2n)``, capped so that ``n2 * n2 <= 16M``; then doubling while
+    a size ``m`` has ``m * m <= 1M`` (a closure over up to 1,023 positions is found from
+    any smaller ``n``, in a few milliseconds). None when ``n`` is already at the cap.
+
+    >>> probe_sizes(8), probe_sizes(1000), probe_sizes(3000), probe_sizes(4096)
+    ([16, 32, 64, 128, 256, 512, 1024], [2000], [4096], [])
+    """
+    cap, search = math.isqrt(SIZE_PROBE_ENTRIES), math.isqrt(SEARCH_ENTRIES)
+    if n >= cap:
+        return []
+    sizes = [min(max(n + 8, 2 * n), cap)]
+    while 2 * sizes[-1] <= search:
+        sizes.append(2 * sizes[-1])
+    return sizes
+
+
+def check_size_free(fn: Callable, n: int, first: np.ndarray, *, source: str = "mask_mod",
+                    fallback: MaskModFallback | None = None, kv_len: int | None = None) -> None:
+    """Raise InputError when the mask_mod's answer on ``n`` positions depends on ``n`` (a baked-in size).
+
+    A mask_mod sees indices, never the size, so its ``n x n`` mask must be the top-left
+    corner of its mask at any larger size. It is evaluated (``b = h = 0``) at the sizes of
+    :func:`probe_sizes` and compared; the first difference, or a failure at a larger size
+    (an ``IndexError`` from a closure over a tensor of length ``N``), is an error naming
+    the size: a failure is narrowed by bisection to the largest size ``W`` that works, and
+    ``W = n`` is accepted (the size given is the one baked in). With ``kv_len`` the keys
+    grow in step with the queries (``Q x K`` grids), without bisection.
+
+    >>> ids = np.arange(6) // 3  # two documents of 3, baked into the closure
+    >>> same_doc = lambda b, h, q, kv: (ids[q] == ids[kv]) & (kv <= q)
+    >>> check_size_free(same_doc, 6, evaluate_mask_mod(same_doc, 6))  # n = 6: the size baked in
+    >>> check_size_free(same_doc, 4, evaluate_mask_mod(same_doc, 4), source="m.py:same_doc")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: m.py:same_doc: the mask_mod works at n = 4 but fails at n = 12 (IndexError: index 6 is out of bounds for axis 0 with size 6); it works up to n = 6: its size seems baked in (a closure over a tensor of length 6?); give --n 6
+    >>> last_two = lambda b, h, q, kv: kv >= q.shape[0] - 2  # reads the grid's size
+    >>> check_size_free(last_two, 4, evaluate_mask_mod(last_two, 4), source="m.py:last_two")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: m.py:last_two: the mask_mod's answer at n = 4 differs from the top-left corner of its answer at n = 12 at [0, 2]: its size seems baked in (a closure over a tensor of length N?); give --n equal to that size
+    """
+    def at(m: int) -> np.ndarray | None:
+        """The mask at size ``m``, or None when the mask_mod fails there."""
+        nonlocal failure
+        try:
+            return evaluate_mask_mod(fn, m, source=source, fallback=fallback,
+                                     kv_len=None if kv_len is None else kv_len + (m - n))
+        except TooLargeError:
+            raise
+        except InputError as exc:
+            failure = str(exc).removeprefix(f"{source}: ")
+            return None
+
+    failure = ""
+    ok = n
+    grow = probe_sizes(n) if kv_len is None else probe_sizes(max(n, kv_len))[:1]
+    for m in grow:
+        if kv_len is not None:
+            m = n + (m - max(n, kv_len))
+        bigger = at(m)
+        if bigger is None:
+            _baked_in_failure(at, n, ok, m, failure, source, kv_len)
+            return
+        corner = bigger[:first.shape[0], :first.shape[1]]
+        if not np.array_equal(corner, first):
+            q, k = (int(i) for i in np.argwhere(corner != first)[0])
+            shape = f"n = {n}" if kv_len is None else f"{n} x {kv_len}"
+            larger = f"n = {m}" if kv_len is None else f"{m} x {kv_len + m - n}"
+            raise InputError(f"the mask_mod's answer at {shape} differs from the top-left corner of its answer at "
+                             f"{larger} at [{q}, {k}]: its size seems baked in (a closure over a tensor of length "
+                             "N?); give --n equal to that size", source)
+        ok = m
+
+
+def _baked_in_failure(at, n: int, ok: int, bad: int, failure: str, source: str, kv_len) -> None:
+    """Bisect between the size ``ok`` that works and ``bad`` that fails; raise unless ``n`` is the largest that works."""
+    reason = failure.removeprefix("mask_mod ")
+    if kv_len is not None:
+        raise InputError(f"the mask_mod works at {n} x {kv_len} but fails at {bad} x {kv_len + bad - n} ({reason}): "
+                         "its size seems baked in; give the sizes it was written for", source)
+    lo, hi = ok, bad
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if at(mid) is None:
+            hi = mid
+        else:
+            lo = mid
+    if lo == n:
+        return
+    raise InputError(f"the mask_mod works at n = {n} but fails at n = {bad} ({_reason(reason)}); it works up to "
+                     f"n = {lo}: its size seems baked in (a closure over a tensor of length {lo}?); give --n {lo}",
+                     source)
+
+
+def _reason(text: str) -> str:
+    """``"<name> raised IndexError: … (on numpy index arrays)"`` -> ``"IndexError: …"``."""
+    _, sep, rest = text.partition(" raised ")
+    rest = rest if sep else text
+    return rest.removesuffix(" (on numpy index arrays)").removesuffix(" (on torch index tensors)")
 
 
 def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallback: MaskModFallback | None = None,
