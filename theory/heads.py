@@ -31,7 +31,7 @@ import numpy as np
 from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_rows, refuse, require_policy
 from hasse.theory.errors import InputError, check_fits
 from hasse.theory.mask import as_mask, square_up
-from hasse.theory.mask_mod import MaskModFallback, check_n, evaluate_mask_mod, require_independent
+from hasse.theory.mask_mod import MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent
 
 
 @dataclass(frozen=True)
@@ -142,6 +142,7 @@ def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | N
     if batch is None:  # each head's mask must not change with b
         for h in range(cols):
             require_independent(fn, n, masks[0, h], ("b",), source=source, fallback=fallback, h=h, **grid_keys)
+    check_size_free(fn, n, masks[0, 0], source=source, fallback=fallback, **grid_keys)  # a baked-in size
     if kv_len is None and queries is None:
         return HeadMasks(masks, heads, batch)
     return square_heads(masks, heads, batch, queries, source)

@@ -301,7 +301,7 @@ def check_size_free(fn: Callable, n: int, first: np.ndarray, *, source: str = "m
 
 
 def _baked_in_failure(at, n: int, ok: int, bad: int, failure: str, source: str, kv_len) -> None:
-    """Bisect between the size ``ok`` that works and ``bad`` that fails; raise unless ``n`` is the largest that works."""
+    """Bisect between the size ``ok`` that works and ``bad`` that fails; raise unless ``n`` is the largest to work."""
     reason = failure.removeprefix("mask_mod ")
     if kv_len is not None:
         raise InputError(f"the mask_mod works at {n} x {kv_len} but fails at {bad} x {kv_len + bad - n} ({reason}): "
