@@ -6,12 +6,13 @@ import sys
 
 from dataclasses import replace
 
-from hasse.masks_in import add_empty_rows_argument, add_range_arguments
+from hasse.masks_in import add_empty_rows_argument, add_range_arguments, key_only_line
 from hasse.output import print_json, warn
 from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.empty_rows import ANALYZE_DEFAULT
 from hasse.theory.errors import InputError
+from hasse.theory.leak import key_only_json
 
 HELP = "depth, classes and Hasse diagram of a mask"
 DESCRIPTION = """\
@@ -67,11 +68,11 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from hasse.masks_in import load_heads
+    from hasse.masks_in import load_heads, query_options
 
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
-    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch)
+    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
     policy = "error" if args.strict else args.empty_rows
@@ -120,7 +121,7 @@ def batch_analysis(grid, b: int, named, policy: str, args) -> MaskAnalysis:
 
     layer, found = apply_policy(grid, b, policy, named.spec)
     a = mask_to_analysis(layer, residual=not args.no_residual, layers=args.layers, names=named.names,
-                         empty_rows="attend-none")
+                         empty_rows="attend-none", key_only=named.key_only, key_only_kind=named.key_only_kind)
     return replace(a, empty_rows=found.rows, empty_row_policy=found.policy)
 
 
@@ -150,6 +151,7 @@ def analysis_json(a: MaskAnalysis, grid=None, b: int = 0) -> dict:
         "dense": a.dense,
         "height": a.height,
         "empty_rows": a.empty_row_report.to_json(),
+        "key_only": key_only_json(a.key_only, a.key_only_kind),
         "names": a.names,
     }
     if grid is not None and grid.heads is not None:
@@ -178,6 +180,8 @@ def report(a: MaskAnalysis, spec: str, *, ascii: bool = False, grid=None, b: int
     from hasse.render_text import classes_view, hasse_view, matrix_view
 
     lines = [f"mask {spec}: n = {a.n} positions, {int(a.mask.sum())} allowed (query, key) pairs"]
+    if a.key_only:
+        lines.append(key_only_line(a.key_only, a.key_only_kind))
     if grid is not None and grid.heads is not None:
         lines.append(f"heads: {grid.heads}; the layer's mask is their union (every layer mixes its heads)")
         lines += [f"  head {s['head']}: {s['shape']}" + (f"; empty rows {_rows(s['empty_rows'])}"
@@ -185,7 +189,8 @@ def report(a: MaskAnalysis, spec: str, *, ascii: bool = False, grid=None, b: int
     if a.empty_rows:
         lines.append(a.empty_row_report.describe())
     else:
-        lines.append("empty rows: none (every query attends some key)")
+        lines.append("empty rows: none (every query attends some key" + (", key-only positions aside)"
+                                                                         if a.key_only else ")"))
     if a.n <= 64:
         lines += ["", matrix_view(a.mask, names=a.names, reach=a.reachability, ascii=ascii), ""]
     singletons = all(len(c) == 1 for c in a.classes)

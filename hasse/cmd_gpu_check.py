@@ -164,6 +164,10 @@ def _run_on(args, device: str) -> int:
 
         task = None
         named = load(args.subject, n=args.n)
+        if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
+            raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and "
+                             f"{named.n} key columns (key-only {named.key_only_kind} positions); check it with "
+                             "hasse analyze / flow, or give the full square mask", args.subject)
         subject, mask, names = named.spec or args.subject, named.matrix, named.names
     check_positions(mask.shape[0], args.seeds)
     if args.layers is None and not args.json:

@@ -10,7 +10,7 @@ from hasse.parsers import add_command
 from hasse.tables import capped_rows
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
-from hasse.theory.leak import LeakReport, find_flows, find_leaks
+from hasse.theory.leak import LeakReport, find_flows, find_leaks, key_only_json
 from hasse.theory.task import Task
 
 LEAK_DESCRIPTION = """\
@@ -164,6 +164,7 @@ def leak_json(task: Task, report: LeakReport) -> dict:
         "target_coverage": report.target_coverage,
         "label_density": report.label_density,
         "empty_rows": report.empty_row_report.to_json(),
+        "key_only": report.key_only_json,
         "positions": task.size,
         "tokens": task.tokens,
     }
@@ -208,6 +209,10 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
         lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} {_where(report)}")
     if report.empty_rows:
         lines.append(report.empty_row_report.describe(names=names))
+    if report.key_only:
+        from hasse.masks_in import key_only_line
+
+        lines.append(key_only_line(report.key_only, report.key_only_kind))
     deeper = len(report.leaks) - len(leaks) + len(report.isolation) - len(iso)
     if deeper:
         first = min(x.depth for x in (*report.leaks, *report.isolation) if x.depth > (report.layers or 0))
@@ -229,10 +234,10 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
 
 
 def run_flow(args) -> int:
-    from hasse.masks_in import apply_policy, load_heads
+    from hasse.masks_in import apply_policy, key_only_line, load_heads, query_options
 
     _check_layers(args.layers)
-    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch)
+    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
     n = named.n
     sources = parse_set(args.sources, n, "--from")
     sinks = parse_set(args.sinks, n, "--to")
@@ -246,7 +251,8 @@ def run_flow(args) -> int:
         out = [{"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
                 "flow_free": not within, "flows": [f.to_json() for f in within],
                 "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
-                "empty_rows": found.to_json()} for b, found, flows, within in rows]
+                "empty_rows": found.to_json(), "key_only": key_only_json(named.key_only, named.key_only_kind)}
+               for b, found, flows, within in rows]
         if grid.batch is None:
             print_json(dict(out[0], **({"heads": grid.heads} if grid.heads is not None else {})))
         else:
@@ -259,6 +265,8 @@ def run_flow(args) -> int:
             head = named.spec + (f" batch row {b}" if grid.batch is not None else "")
             if grid.heads is not None and b == 0:
                 print(f"{named.spec}: heads 0..{grid.heads - 1}, each layer's mask the union over them")
+            if named.key_only and b == 0:
+                print(f"{named.spec}: {key_only_line(named.key_only, named.key_only_kind)}")
             if found.rows:
                 print(f"{head}: {found.describe(names=named.names)}")
             if not within:

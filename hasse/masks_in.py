@@ -11,19 +11,52 @@ from __future__ import annotations
 import os
 
 from hasse.theory.empty_rows import POLICIES, EmptyRows
-from hasse.theory.errors import InputError
-from hasse.theory.mask import NamedMask
+from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.mask import KEY_ONLY_KINDS, QUERY_LAYOUTS, NamedMask
 from hasse.theory.mask_mod import RangeNeeded
 
 OPTIONS = {"h": "--heads H", "b": "--batch B"}
 
 
 def add_range_arguments(p) -> None:
-    """``--heads H`` and ``--batch B`` for a command that takes a MASK."""
+    """``--heads H``, ``--batch B``, ``--queries`` and ``--kv-len K`` for a command that takes a MASK."""
     p.add_argument("--heads", type=int, metavar="H",
                    help="evaluate a file.py:mask_mod for heads h = 0..H-1; the layer's mask is their union")
     p.add_argument("--batch", type=int, metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
+    add_query_arguments(p)
+
+
+def add_query_arguments(p) -> None:
+    """``--queries end|separate`` and ``--kv-len K``: how a non-square (Q x K) mask becomes positions."""
+    p.add_argument("--queries", choices=QUERY_LAYOUTS,
+                   help="a Q x K mask (Q != K): 'end' (default when Q <= K) makes the queries the last Q of the "
+                        "K key positions (KV-cache decoding, chunked prefill; the first K-Q are key-only, the "
+                        "cache); 'separate' puts the queries after K key-only memory positions (cross-attention; "
+                        "required when Q > K)")
+    p.add_argument("--kv-len", type=int, metavar="K",
+                   help="evaluate a file.py:mask_mod on the Q x K grid, Q = --n queries and K keys "
+                        "(FlexAttention's Q_LEN x KV_LEN; q_idx still runs 0..Q-1)")
+
+
+def query_options(args) -> dict:
+    """``queries`` and ``kv_len`` from parsed arguments (absent options: None)."""
+    return {"queries": getattr(args, "queries", None), "kv_len": getattr(args, "kv_len", None)}
+
+
+def key_only_line(key_only, kind: str) -> str | None:
+    """The report line naming key-only positions (None when there are none).
+
+    >>> key_only_line(range(10), "cache")
+    'key-only positions (KV cache, feed the queries, attend nothing): 0-9'
+    """
+    from hasse.render_text import _ranges
+
+    key_only = list(key_only)
+    if not key_only:
+        return None
+    what = KEY_ONLY_KINDS.get(kind, "keys only")
+    return f"key-only positions ({what}, feed the queries, attend nothing): {', '.join(_ranges(key_only))}"
 
 
 def add_empty_rows_argument(p, default: str) -> None:
@@ -40,18 +73,20 @@ def flagged(exc: InputError) -> InputError:
         return exc.with_option(OPTIONS[exc.axis])
     text = str(exc).replace("choose empty_rows attend-all or attend-none", "choose --empty-rows attend-all or "
                             "attend-none")
+    text = text.replace("with queries=separate", "with --queries separate").replace("kv_len", "--kv-len")
     if text == str(exc):
         return exc
-    return InputError(text)
+    return type(exc)(text) if type(exc) in (InputError, TooLargeError) else InputError(text)
 
 
-def load(source: str, n: int | None = None) -> NamedMask:
+def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None) -> NamedMask:
     """Load a mask the way every command reads its MASK argument.
 
     A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
     (:func:`hasse.gpu_check.mask_mod.torch_fallback_or_none`). A mask_mod needs its
     size; the message names the command-line option ``--n``. A mask_mod that reads
     ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
+    ``queries`` and ``kv_len`` read a non-square mask (:func:`theory.mask_io.load_mask`).
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask_io import load_mask, source_kind
@@ -59,13 +94,16 @@ def load(source: str, n: int | None = None) -> NamedMask:
     path, _, function = source.rpartition(":")
     if n is None and source_kind(source) == "function" and function and os.path.isfile(path):
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
+    if kv_len is not None and n is None and source_kind(source) == "function":
+        raise InputError("--kv-len K needs --n Q, the number of queries", source)
     try:
-        return load_mask(source, n=n, fallback=torch_fallback_or_none())
-    except RangeNeeded as exc:
+        return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len)
+    except InputError as exc:
         raise flagged(exc) from None
 
 
-def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None):
+def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
+               queries: str | None = None, kv_len: int | None = None):
     """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
 
     For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
@@ -82,8 +120,8 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
         if heads is not None or batch is not None:
             raise InputError("--heads and --batch apply to a file.py:mask_mod (a spec or file is one mask "
                              "for every head and batch row)", source)
-        named = load(source, n)
-        return named, single(named.matrix)
+        named = load(source, n, queries=queries, kv_len=kv_len)
+        return named, single(named.matrix, named.key_only, named.key_only_kind)
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask import default_names
     from hasse.theory.mask_mod import import_function
@@ -94,10 +132,12 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
     named = load_heads_named(source, path, function, n)  # checks the file and the function
     fn = import_function(path, function, source)
     try:
-        grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none())
-    except RangeNeeded as exc:
+        grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none(),
+                             kv_len=kv_len, queries=queries)
+    except InputError as exc:
         raise flagged(exc) from None
-    return NamedMask(grid.masks[0].any(axis=0), default_names(named), source), grid
+    return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), source, grid.key_only,
+                     grid.key_only_kind), grid
 
 
 def load_heads_named(source: str, path: str, function: str, n: int) -> int:
