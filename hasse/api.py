@@ -27,20 +27,27 @@ from hasse.theory.consistency import check_consistency as _check_consistency
 from hasse.theory.leak import Flow, LeakReport
 from hasse.theory.leak import find_flows as _find_flows
 from hasse.theory.leak import find_leaks as _find_leaks
-from hasse.theory.mask import NamedMask, as_mask
+from hasse.theory.mask import NamedMask, as_mask, square_up
 from hasse.theory.merge import MergedTask
 from hasse.theory.merge import family_to_merged_task as _family_to_merged_task
 from hasse.theory.reach import reach as _reach
 from hasse.theory.task import Task
 
 
-def load_mask(source, n: int | None = None) -> NamedMask:
+def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None) -> NamedMask:
     """The mask ``source`` names, read exactly as every command reads its MASK argument.
 
     ``source`` is a 0/1 matrix (``source[q, k]`` = query ``q`` may attend key ``k``),
     a :class:`~hasse.theory.mask.NamedMask`, a built-in spec (``"causal:n=4"``), a
     file (``.npy``, ``.txt``/``.csv`` rows, ``.json``) or ``"file.py:mask_mod"``
-    evaluated on an ``n × n`` grid.
+    evaluated on an ``n × n`` grid (``n × kv_len`` with ``kv_len``).
+
+    A non-square ``(Q, K)`` mask (a KV-cache decode, chunked prefill, cross-attention)
+    becomes a square mask over positions (:func:`hasse.theory.mask.square_up`):
+    ``queries="end"`` (the default when ``Q <= K``) makes the queries the last ``Q``
+    key positions and the first ``K - Q`` key-only (kind ``"cache"``);
+    ``queries="separate"`` puts ``K`` key-only memory positions before the ``Q``
+    queries. ``key_only`` and ``key_only_kind`` of the result name them.
 
     Returns
     -------
@@ -58,9 +65,12 @@ def load_mask(source, n: int | None = None) -> NamedMask:
     if isinstance(source, NamedMask):
         return source
     if isinstance(source, str):
-        return _load_mask_source(source, n)
-    matrix = as_mask(source)
-    return NamedMask(matrix, tuple(str(i) for i in range(matrix.shape[0])), "array")
+        return _load_mask_source(source, n, queries=queries, kv_len=kv_len)
+    matrix = as_mask(source, square=False)  # (Q, K)
+    key_only, kind = (), ""
+    if matrix.shape[0] != matrix.shape[1] or queries == "separate":
+        matrix, key_only, kind = square_up(matrix, queries, "array")
+    return NamedMask(matrix, tuple(str(i) for i in range(matrix.shape[0])), "array", key_only, kind)
 
 
 def load_task(source) -> Task:
@@ -98,7 +108,7 @@ def load_family(source) -> tuple[Task, ...]:
 
 
 def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True,
-                     empty_rows: str = "attend-none") -> MaskAnalysis:
+                     empty_rows: str = "attend-none", queries: str | None = None) -> MaskAnalysis:
     """Analyse a mask: convergence depth, classes, Hasse diagram, density, empty rows.
 
     Definitions (design §2): ``A = M ∨ I`` (``A = M`` with ``residual=False``);
@@ -121,9 +131,9 @@ def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True,
     >>> a.convergence_depth, a.dense, len(a.classes)
     (5, False, 6)
     """
-    named = load_mask(mask)
+    named = load_mask(mask, queries=queries)
     return _mask_to_analysis(named.matrix, residual=residual, layers=layers, names=named.names,
-                             empty_rows=empty_rows)
+                             empty_rows=empty_rows, key_only=named.key_only, key_only_kind=named.key_only_kind)
 
 
 def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
@@ -166,7 +176,7 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
 
 
 def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
-               empty_rows: str = "attend-all") -> tuple[Flow, ...]:
+               empty_rows: str = "attend-all", queries: str | None = None) -> tuple[Flow, ...]:
     """Each position of ``sinks`` that depends (in the limit) on a position of ``sources``, with the shortest path.
 
     Definition: a flow ``s → d`` exists iff ``R*[d, s]``; the path is a shortest
@@ -178,7 +188,8 @@ def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
     >>> [f.path for f in find_flows("causal:n=4", [0], [3])]
     [(0, 3)]
     """
-    return _find_flows(load_mask(mask).matrix, sources, sinks, empty_rows=empty_rows)
+    named = load_mask(mask, queries=queries)
+    return _find_flows(named.matrix, sources, sinks, empty_rows=empty_rows, key_only=named.key_only)
 
 
 def family_to_merged_task(family) -> MergedTask:
