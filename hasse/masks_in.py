@@ -79,7 +79,8 @@ def flagged(exc: InputError) -> InputError:
     return type(exc)(text) if type(exc) in (InputError, TooLargeError) else InputError(text)
 
 
-def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None) -> NamedMask:
+def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
+         trust_code: bool = False) -> NamedMask:
     """Load a mask the way every command reads its MASK argument.
 
     A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
@@ -87,23 +88,26 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
     size; the message names the command-line option ``--n``. A mask_mod that reads
     ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
     ``queries`` and ``kv_len`` read a non-square mask (:func:`theory.mask_io.load_mask`).
+    ``trust_code`` (``--trust-code``) lets a ``.json`` mask name a mask_mod to run.
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask_io import load_mask, source_kind
+    from hasse.theory.mask_mod_call import split_function
 
-    path, _, function = source.rpartition(":")
+    path, function = split_function(source) or ("", "")
     if n is None and source_kind(source) == "function" and function and os.path.isfile(path):
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
     if kv_len is not None and n is None and source_kind(source) == "function":
         raise InputError("--kv-len K needs --n Q, the number of queries", source)
     try:
-        return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len)
+        return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len,
+                         trust_code=trust_code)
     except InputError as exc:
         raise flagged(exc) from None
 
 
 def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
-               queries: str | None = None, kv_len: int | None = None):
+               queries: str | None = None, kv_len: int | None = None, trust_code: bool = False):
     """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
 
     For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
@@ -120,17 +124,18 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
         if heads is not None or batch is not None:
             raise InputError("--heads and --batch apply to a file.py:mask_mod (a spec or file is one mask "
                              "for every head and batch row)", source)
-        named = load(source, n, queries=queries, kv_len=kv_len)
+        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code)
         return named, single(named.matrix, named.key_only, named.key_only_kind)
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask import default_names
-    from hasse.theory.mask_mod import import_function
+    from hasse.theory.mask_mod import resolve_function
+    from hasse.theory.mask_mod_call import split_function
 
-    path, _, function = source.rpartition(":")
+    path, function = split_function(source)
     if n is None:
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
     named = load_heads_named(source, path, function, n)  # checks the file and the function
-    fn = import_function(path, function, source)
+    fn = resolve_function(path, function, source)  # a factory call is made here, once
     try:
         grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none(),
                              kv_len=kv_len, queries=queries)
