@@ -73,8 +73,13 @@ def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_le
     return NamedMask(matrix, tuple(str(i) for i in range(matrix.shape[0])), "array", key_only, kind)
 
 
-def load_task(source) -> Task:
+def load_task(source, *, trust_code: bool = False) -> Task:
     """The task ``source`` names: a :class:`~hasse.theory.task.Task`, a built-in spec or a task ``.json`` file.
+
+    A task file whose ``mask`` names Python code (``"masks.py:causal"``,
+    ``"attn.py:make(3)"``) is refused unless ``trust_code=True`` (the command line's
+    ``--trust-code``); then that mask_mod, beside the JSON file, runs on as many
+    positions as ``inputs`` lists.
 
     Returns
     -------
@@ -87,9 +92,10 @@ def load_task(source) -> Task:
     """
     if isinstance(source, Task):
         return source
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.task_io import load_task as _load_task
 
-    return _load_task(str(source))
+    return _load_task(str(source), trust_code=trust_code, fallback=torch_fallback_or_none())
 
 
 def load_family(source) -> tuple[Task, ...]:

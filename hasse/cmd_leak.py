@@ -29,7 +29,13 @@ flash kernels and SDPA's boolean mask (torch >= 2.5) do (zeros); --empty-rows
 error refuses it (exit 2). The report names the rows, the policy and the kernels.
 """
 LEAK_EPILOG = """\
-TASK is a built-in spec (see `hasse catalog`) or a task .json file:
+TASK is a built-in task spec (see `hasse catalog`) or a task .json file, or a
+MASK (a mask spec, a mask file, or file.py:mask_mod with --n; a factory call
+file.py:make(3) too), checked as next-token prediction: position q holds x_q
+and predicts x_{q+1}. Give a task file for any other objective.
+A task file whose "mask" names Python code (masks.py:causal) is refused unless
+--trust-code is given; then the mask_mod runs on as many positions as "inputs" lists.
+A task file:
   {"tokens": 4, "inputs": [["x0", 0], ["[MASK]", 1], ...], "labels": [null, 1, ...],
    "mask": "causal:n=4" | "mask.npy" | [[1,0,...], ...], "isolate": [[0, 1], [2, 3]]}
 
@@ -38,6 +44,8 @@ examples:
   hasse leak block_two_stream:n=8,block=2
   hasse leak bad_butterfly_crossed:n=4 --layers 1      clean at depth 1, leaks at depth 2
   hasse leak my_task.json --json
+  hasse leak attn.py:generate_sliding_window(4) --n 32   a FlexAttention mask_mod
+  hasse leak task_with_mask_mod.json --trust-code
   hasse leak bad_block_own_content:n=4,block=2 --png leak.png
   hasse leak xlnet_task.json --empty-rows attend-none    only for kernels that return zeros
 
@@ -67,7 +75,12 @@ TABLE_ROWS = 40
 
 def register(sub) -> None:
     p = add_command(sub, "leak", "check a task for leaks, with shortest witness paths", LEAK_DESCRIPTION, LEAK_EPILOG)
-    p.add_argument("task", metavar="TASK", help="built-in task spec or task .json file")
+    p.add_argument("task", metavar="TASK|MASK",
+                   help="built-in task spec or task .json file; or a MASK, checked as next-token prediction")
+    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (for any other form: must "
+                   "equal its number of positions)")
+    p.add_argument("--trust-code", action="store_true",
+                   help="let a .json task or mask whose 'mask' names file.py:function run it (default: refused)")
     p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
@@ -116,6 +129,30 @@ def _check_layers(layers: int | None) -> None:
         raise InputError(f"--layers must be >= 0, got {layers}")
 
 
+NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); give a task file for other "
+              "objectives")
+
+
+def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False) -> tuple[Task, bool]:
+    """``(task, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
+
+    A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
+    number of positions compared with ``n``; anything else is a MASK read as every
+    command reads one (``--n`` for a mask_mod) and checked as
+    :func:`theory.task_io.next_token_task`.
+    """
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.masks_in import load
+    from hasse.theory.task_io import load_task, names_a_task, next_token_task
+
+    if names_a_task(source):
+        task = load_task(source, trust_code=trust_code, fallback=torch_fallback_or_none())
+        if n is not None and n != task.size:
+            raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
+        return task, False
+    return next_token_task(load(source, n, trust_code=trust_code)), True
+
+
 def load_task_arg(source: str) -> Task:
     from hasse.theory.task_io import load_task
 
@@ -124,7 +161,7 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
-    task = load_task_arg(args.task)
+    task, bare = load_leak_subject(args.task, args.n, args.trust_code)
     report = find_leaks_flagged(task, args.layers, args.empty_rows)
     if args.png:
         from hasse.draw_mask import draw_mask
@@ -135,7 +172,7 @@ def run_leak(args) -> int:
     if args.json:
         print_json(leak_json(task, report))
     else:
-        print(leak_report(task, report, ascii=args.ascii))
+        print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))
         if args.png:
             print(f"picture written to {args.png}")
     return 0 if report.leak_free else 1

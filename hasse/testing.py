@@ -48,12 +48,12 @@ def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
     return out
 
 
-def _as_grid(mask, n: int | None, heads: int | None, batch: int | None) -> HeadMasks:
+def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_code: bool = False) -> HeadMasks:
     """The masks per batch row and head of whatever ``assert_no_leak`` was given."""
     if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
         from hasse.masks_in import load_heads
 
-        return load_heads(mask, n, heads, batch)[1]
+        return load_heads(mask, n, heads, batch, trust_code=trust_code)[1]
     if callable(mask):
         if n is None:
             raise ValueError("a mask_mod needs n, the number of positions")
@@ -76,6 +76,7 @@ def assert_no_leak(
     heads: int | None = None,
     batch: int | None = None,
     empty_rows: str = LEAK_DEFAULT,
+    trust_code: bool = False,
 ) -> None:
     """Fail (AssertionError) if any supervised position depends on a position holding its target.
 
@@ -96,13 +97,15 @@ def assert_no_leak(
     empty_rows : how a query that attends no key is read: ``"attend-all"``
         (default, as additive-mask kernels do: every key), ``"attend-none"``
         (FlexAttention, flash kernels: zeros) or ``"error"`` (ValueError).
+    trust_code : a ``.json`` mask whose ``mask`` names ``file.py:function`` runs it
+        (at ``n``); default False: refused, reading JSON never runs code.
 
     The message lists every leak with its shortest witness path (source first).
     """
     if layers is not None and (isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 0):
         raise ValueError(f"layers must be an integer >= 0 or None, got {layers!r}")
     try:
-        grid = _as_grid(mask, n, heads, batch)
+        grid = _as_grid(mask, n, heads, batch, trust_code)
         size = grid.n
         targets = _index_sets(labels, size, "labels")
         held = _index_sets(sources, size, "sources") if sources is not None else [frozenset([i]) for i in range(size)]

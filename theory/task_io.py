@@ -22,26 +22,45 @@ from hasse.theory.catalog import build_family, build_task, entries, parse_spec
 from hasse.theory.errors import InputError
 from hasse.theory.json_file import read_json
 from hasse.theory.mask_formats import rows_to_mask
+from hasse.theory.mask import NamedMask
 from hasse.theory.mask_io import load_mask, refuse_code_in_json, source_kind
+from hasse.theory.mask_mod_call import split_function
 from hasse.theory.merge import check_family
 from hasse.theory.task import Task, make_task
+from hasse.theory.tasks.prior_art import causal_lm
 
 
-def _mask_field(value, source: str, folder: str) -> np.ndarray:
+def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False, fallback=None) -> np.ndarray:
+    """The task's mask from its JSON ``mask`` field; ``size`` is the number of positions its ``inputs`` fix.
+
+    A ``file.py:function`` (or factory call) is refused unless ``trust_code``; then it
+    is read relative to ``folder`` and evaluated on ``size`` positions.
+    """
     if isinstance(value, list):
         return rows_to_mask(value, source=source)
     if isinstance(value, str):
-        refuse_code_in_json(value, source)
+        code = split_function(value)
+        if not trust_code:
+            refuse_code_in_json(value, source)
         candidate = os.path.join(folder, value)
         try:
-            return load_mask(candidate if os.path.exists(candidate) else value).matrix
+            if code is not None:
+                path, function = code
+                return load_mask(f"{os.path.join(folder, path)}:{function}", n=size, fallback=fallback).matrix
+            return load_mask(candidate if os.path.exists(candidate) else value, trust_code=trust_code,
+                             n=size if trust_code else None, fallback=fallback).matrix
         except InputError as exc:
-            raise InputError(f"'mask': {exc}", source) from None
+            raise type(exc)(f"'mask': {exc}", source) from None
     raise InputError(f"'mask' must be a spec, a file path or a list of 0/1 rows, got {type(value).__name__}", source)
 
 
-def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None) -> Task:
-    """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any."""
+def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None, *, trust_code: bool = False,
+                   fallback=None) -> Task:
+    """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any.
+
+    ``trust_code``: a ``mask`` naming ``file.py:function`` runs it on as many positions
+    as ``inputs`` lists (default: refused); ``fallback`` evaluates a torch mask_mod.
+    """
     if not isinstance(data, dict):
         raise InputError(f"a task must be a JSON object, got {type(data).__name__}", source)
     unknown = set(data) - {"name", "tokens", "inputs", "labels", "mask", "isolate", "names"}
@@ -57,7 +76,7 @@ def task_from_dict(data, source: str, folder: str = "", tokens: int | None = Non
         raise InputError(f"task has tokens = {n} but its family has tokens = {tokens}", source)
     if not isinstance(data["inputs"], list) or not isinstance(data["labels"], list):
         raise InputError("'inputs' and 'labels' must be lists", source)
-    mask = _mask_field(data["mask"], source, folder)
+    mask = _mask_field(data["mask"], source, folder, len(data["inputs"]), trust_code, fallback)
     return make_task(n, data["inputs"], data["labels"], mask, isolate=data.get("isolate", ()),
                      name=str(data.get("name", "")), names=data.get("names"), source=source)
 
@@ -78,17 +97,36 @@ def task_to_dict(task: Task) -> dict:
     return out
 
 
-def load_task(source: str) -> Task:
-    """A task from a built-in spec (``butterfly:n=4``, ``infill:n=5,k=2``) or a ``.json`` file."""
+def load_task(source: str, *, trust_code: bool = False, fallback=None) -> Task:
+    """A task from a built-in spec (``butterfly:n=4``, ``infill:n=5,k=2``) or a ``.json`` file.
+
+    ``trust_code`` lets a task file's ``mask`` name a mask_mod to run (``--trust-code``).
+    """
     if source_kind(source) == "file":
         data = read_json(source)
         if isinstance(data, dict) and "tasks" in data and "inputs" not in data:
             raise InputError("this is a task family (it has 'tasks'); give a single task", source)
-        return task_from_dict(data, source, os.path.dirname(source))
+        return task_from_dict(data, source, os.path.dirname(source), trust_code=trust_code, fallback=fallback)
     return build_task(source)
 
 
-def load_family(source: str) -> tuple[Task, ...]:
+def next_token_task(mask: NamedMask) -> Task:
+    """The task a bare mask is checked as: next-token prediction, the catalogue's ``causal_lm`` under ``mask``.
+
+    Position ``q`` holds ``x_q`` at position id ``q`` and is supervised with ``x_{q+1}``
+    (``q < n-1``); the mask replaces the causal one.
+
+    >>> import numpy as np
+    >>> t = next_token_task(NamedMask(np.ones((2, 2), dtype=bool), ("0", "1"), "bidirectional:n=2"))
+    >>> t.name, t.inputs, t.labels
+    ('bidirectional:n=2', (('x0', 0), ('x1', 1)), ((1,), ()))
+    """
+    lm = causal_lm(mask.n)
+    return make_task(lm.tokens, lm.inputs, [list(t) or None for t in lm.labels], mask.matrix, name=mask.spec,
+                     names=mask.names)
+
+
+def load_family(source: str, *, trust_code: bool = False, fallback=None) -> tuple[Task, ...]:
     """The tasks of a family spec (``infill:n=5``) or a family ``.json`` file.
 
     Empty families, tasks over different token counts and malformed tasks are an
@@ -108,7 +146,8 @@ def load_family(source: str) -> tuple[Task, ...]:
         tasks = []
         for i, item in enumerate(items):
             try:
-                tasks.append(task_from_dict(item, f"{source}: task {i}", folder, tokens=tokens))
+                tasks.append(task_from_dict(item, f"{source}: task {i}", folder, tokens=tokens, trust_code=trust_code,
+                                            fallback=fallback))
             except InputError as exc:
                 raise InputError(str(exc)) from None
         tasks = [t if t.name else _named(t, f"task {i}") for i, t in enumerate(tasks)]
