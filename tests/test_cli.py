@@ -121,7 +121,7 @@ def test_demo_runs_and_checks(capsys):
 # ---------------------------------------------------------------- bad input: exit 2, one line
 
 BAD_FILES = {
-    "nonsquare.txt": ("0 1 1\n1 0 1\n", "square"),
+    "nonsquare.txt": ("0 1\n1 0\n1 1\n", "--queries separate"),  # Q > K: not a KV cache (issue 11)
     "values.txt": ("0 2\n1 0\n", "2"),
     "empty.txt": ("", "empty"),
     "ragged.txt": ("0 1\n1\n", "row"),

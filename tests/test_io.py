@@ -285,14 +285,16 @@ def test_text_with_only_comments(tmp_path):
 @pytest.mark.parametrize(
     "name, write",
     [
-        ("m.txt", lambda p: p.write_text("1 0 0\n1 1 0\n")),
-        ("m.npy", lambda p: np.save(p, np.ones((2, 3), dtype=bool))),
-        ("m.json", lambda p: p.write_text(json.dumps({"mask": [[1, 0, 0], [1, 1, 0]]}))),
+        ("m.txt", lambda p: p.write_text("1 0\n1 1\n0 1\n")),
+        ("m.npy", lambda p: np.save(p, np.ones((3, 2), dtype=bool))),
+        ("m.json", lambda p: p.write_text(json.dumps({"mask": [[1, 0], [1, 1], [0, 1]]}))),
     ],
 )
 def test_non_square(tmp_path, name, write):
+    """More queries than keys (3 x 2) cannot be read with the queries last (issue 11: Q <= K is a KV cache,
+    tests/test_non_square.py); the error says to read it as cross-attention."""
     write(tmp_path / name)
-    expect_error(tmp_path / name, name, "square", "2 x 3")
+    expect_error(tmp_path / name, name, "3 query rows but 2 key columns", "queries=separate")
 
 
 @pytest.mark.parametrize("shape", [(2, 2, 2), (4,), ()])
