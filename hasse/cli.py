@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 
 from hasse.theory.errors import InputError
 
@@ -80,6 +81,11 @@ def check_timeout(timeout: float | None) -> None:
         raise InputError(f"--timeout must be a positive, finite number of seconds, got {timeout:g}")
 
 
+def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
+    """Print a Python warning raised while a command runs as ``hasse: warning: …`` on stderr (no source line)."""
+    print(f"hasse: warning: {message}", file=sys.stderr)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -91,7 +97,9 @@ def main(argv: list[str] | None = None) -> int:
 
         refuse_outputs_onto_inputs(args)  # before any work: never write onto an input or a FIFO
         check_timeout(getattr(args, "timeout", None))
-        return int(args.run(args))
+        with warnings.catch_warnings():
+            warnings.showwarning = _warning_line  # a Python warning (a BlockMask read at block size): one line
+            return int(args.run(args))
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -13,6 +13,7 @@ import os
 from hasse.theory.empty_rows import POLICIES, EmptyRows
 from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask import KEY_ONLY_KINDS, QUERY_LAYOUTS, NamedMask
+from hasse.theory.mask_arrays import CONVENTIONS
 from hasse.theory.mask_mod import RangeNeeded
 
 OPTIONS = {"h": "--heads H", "b": "--batch B"}
@@ -25,6 +26,16 @@ def add_range_arguments(p) -> None:
     p.add_argument("--batch", type=int, metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
     add_query_arguments(p)
+    add_convention_argument(p)
+
+
+def add_convention_argument(p) -> None:
+    """``--convention auto|allowed|blocked|additive``: how an array's values say which pairs are allowed."""
+    p.add_argument("--convention", choices=CONVENTIONS, default="auto",
+                   help="how a .npy/.pt array's values read: allowed (true/1 = may attend), blocked (true/1 = may "
+                        "NOT attend: nn.MultiheadAttention's bool masks), additive (0 or any bias > -1e4 = "
+                        "attend; -inf, the dtype's minimum or <= -1e4 = blocked); auto (default): bool/int = "
+                        "allowed, float with a negative value = additive, float 0/1 = allowed")
 
 
 def add_query_arguments(p) -> None:
@@ -41,7 +52,8 @@ def add_query_arguments(p) -> None:
 
 def query_options(args) -> dict:
     """``queries`` and ``kv_len`` from parsed arguments (absent options: None)."""
-    return {"queries": getattr(args, "queries", None), "kv_len": getattr(args, "kv_len", None)}
+    return {"queries": getattr(args, "queries", None), "kv_len": getattr(args, "kv_len", None),
+            "convention": getattr(args, "convention", None) or "auto"}
 
 
 def key_only_line(key_only, kind: str) -> str | None:
@@ -74,13 +86,15 @@ def flagged(exc: InputError) -> InputError:
     text = str(exc).replace("choose empty_rows attend-all or attend-none", "choose --empty-rows attend-all or "
                             "attend-none")
     text = text.replace("with queries=separate", "with --queries separate").replace("kv_len", "--kv-len")
+    text = text.replace("heads and batch apply to", "--heads and --batch apply to").replace(
+        "heads = ", "--heads ").replace("batch = ", "--batch ")
     if text == str(exc):
         return exc
     return type(exc)(text) if type(exc) in (InputError, TooLargeError) else InputError(text)
 
 
 def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
-         trust_code: bool = False) -> NamedMask:
+         trust_code: bool = False, convention: str = "auto") -> NamedMask:
     """Load a mask the way every command reads its MASK argument.
 
     A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
@@ -89,8 +103,12 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
     ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
     ``queries`` and ``kv_len`` read a non-square mask (:func:`theory.mask_io.load_mask`).
     ``trust_code`` (``--trust-code``) lets a ``.json`` mask name a mask_mod to run.
+    ``convention`` (``--convention``) reads an array's values; ``.pt`` files are read
+    with torch (:func:`hasse.gpu_check.torch_masks.read_torch`) when it is installed.
+    An array with batch rows gives batch row 0 (its spec says so).
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.gpu_check.torch_masks import torch_reader_or_none
     from hasse.theory.mask_io import load_mask, source_kind
     from hasse.theory.mask_mod_call import split_function
 
@@ -101,18 +119,21 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
         raise InputError("--kv-len K needs --n Q, the number of queries", source)
     try:
         return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len,
-                         trust_code=trust_code)
+                         trust_code=trust_code, convention=convention, torch_reader=torch_reader_or_none())
     except InputError as exc:
         raise flagged(exc) from None
 
 
 def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
-               queries: str | None = None, kv_len: int | None = None, trust_code: bool = False):
+               queries: str | None = None, kv_len: int | None = None, trust_code: bool = False,
+               convention: str = "auto"):
     """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
 
     For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
     (:func:`theory.heads.mask_mod_grid`); the NamedMask holds batch row 0's union
-    over heads. Any other MASK is one matrix, for which they are refused.
+    over heads. A ``.npy``/``.pt`` array of rank 3 or 4 gives its heads and batch rows
+    (``heads`` splits a ``(B * H, Q, K)`` array; :func:`theory.mask_io.load_mask_grid`).
+    A spec or 0/1 rows are one matrix, for which they are refused.
     """
     from hasse.theory.heads import mask_mod_grid, single
     from hasse.theory.mask_io import source_kind
@@ -120,11 +141,11 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
     for value, flag in ((heads, "--heads"), (batch, "--batch")):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be a positive integer, got {value}")
-    if source_kind(source) != "function" or (heads is None and batch is None):
-        if heads is not None or batch is not None:
-            raise InputError("--heads and --batch apply to a file.py:mask_mod (a spec or file is one mask "
-                             "for every head and batch row)", source)
-        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code)
+    if source_kind(source) != "function":
+        return _load_grid(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
+                          convention=convention)
+    if heads is None and batch is None:
+        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention)
         return named, single(named.matrix, named.key_only, named.key_only_kind)
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask import default_names
@@ -143,6 +164,19 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
         raise flagged(exc) from None
     return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), source, grid.key_only,
                      grid.key_only_kind), grid
+
+
+def _load_grid(source: str, n, heads, batch, **options):
+    """``(NamedMask, HeadMasks)`` of a spec or file (:func:`theory.mask_io.load_mask_grid`), errors flagged."""
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.gpu_check.torch_masks import torch_reader_or_none
+    from hasse.theory.mask_io import load_mask_grid
+
+    try:
+        return load_mask_grid(source, n=n, heads=heads, batch=batch, fallback=torch_fallback_or_none(),
+                              torch_reader=torch_reader_or_none(), **options)
+    except InputError as exc:
+        raise flagged(exc) from None
 
 
 def load_heads_named(source: str, path: str, function: str, n: int) -> int:

@@ -297,7 +297,7 @@ def test_non_square(tmp_path, name, write):
     expect_error(tmp_path / name, name, "3 query rows but 2 key columns", "queries=separate")
 
 
-@pytest.mark.parametrize("shape", [(2, 2, 2), (4,), ()])
+@pytest.mark.parametrize("shape", [(2, 2, 2, 2, 2), (4,), ()])  # 3-D and 4-D: heads and batch rows (test_mask_forms)
 def test_npy_not_2d(tmp_path, shape):
     path = tmp_path / "m.npy"
     np.save(path, np.ones(shape, dtype=bool))

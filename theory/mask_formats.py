@@ -1,9 +1,10 @@
 """The mask file formats: a ``.npy`` array, text rows of 0/1, and JSON rows.
 
-Each reader turns one format into an ``(n, n)`` bool array (:func:`theory.mask.as_mask`)
-or raises an :class:`~theory.errors.InputError` that names the source and the place
-of the first bad value. Which format a MASK argument is in, and reading it, is
-:mod:`theory.mask_io`.
+The text and JSON readers turn their format into a bool array (:func:`theory.mask.as_mask`);
+:func:`read_npy` returns the stored array (rank 2–4, any value convention) for
+:mod:`theory.mask_arrays`. Each raises an :class:`~theory.errors.InputError` that
+names the source and the place of the first bad value. Which format a MASK argument
+is in, and reading it, is :mod:`theory.mask_io`.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.json_file import json_kind
 from hasse.theory.mask import as_mask
+from hasse.theory.mask_arrays import check_rank
 from hasse.theory.mask_mod import check_mask_fits
 
 _TRUE = {"1", "true"}
@@ -23,19 +25,19 @@ _FALSE = {"0", "false"}
 
 
 def read_npy(path: str) -> np.ndarray:
-    """The mask held by a ``.npy`` file: a 2-D boolean or 0/1 array, refused unread when too large.
+    """The array held by a ``.npy`` file, as stored (rank 2–4, any value convention), refused unread when too large.
 
     The header is read first, so that an array of the wrong rank or one whose dense
     matrices would not fit is refused before its data is loaded; pickled arrays and
-    ``.npz`` archives are refused.
+    ``.npz`` archives are refused. The values are read by :mod:`theory.mask_arrays`
+    (conventions, heads, batch rows); a ``(Q, K)`` slice is squared up by ``mask_io``.
     """
     try:
         shape = _npy_shape(path)  # read the header first, so that a huge array is refused unread
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path) from None
-    if len(shape) != 2:  # refused before loading: the data may be large
-        raise InputError(f"a mask must be 2-D, got {len(shape)}-D with shape {shape}", path)
-    check_mask_fits(max(shape), path)
+    check_rank(shape, path)  # refused before loading: the data may be large
+    check_mask_fits(max(shape[-2:]), path)
     try:
         arr = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -44,7 +46,7 @@ def read_npy(path: str) -> np.ndarray:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
-    return as_mask(arr, source=path, square=False)  # (Q, K): a non-square mask is squared up by mask_io
+    return arr  # read by theory.mask_arrays (rank, convention); a (Q, K) slice is squared up by mask_io
 
 
 def _npy_shape(path: str) -> tuple[int, ...]:

@@ -6,7 +6,10 @@
 
 A MASK (design §7) is one of
 
-- a ``.npy`` file holding a 2-D boolean or 0/1 array;
+- a ``.npy`` file, or a ``.pt`` / ``.pth`` file (read by a ``torch_reader``, which
+  needs torch), holding an array of rank 2–4 in a value convention, or a saved
+  FlexAttention ``BlockMask`` (:mod:`theory.mask_arrays`);
+- in memory (the Python API): a numpy array, a torch tensor or a ``BlockMask``;
 - a ``.txt`` / ``.csv`` file: one row of 0/1 (or true/false) per line, entries
   separated by spaces and/or commas; blank lines and lines starting with ``#``
   are skipped;
@@ -17,21 +20,30 @@ A MASK (design §7) is one of
   evaluated on the ``n x n`` index grid (``n`` must be given; :mod:`theory.mask_mod`);
 - anything else: a built-in spec ``name:key=value,...`` (theory.catalog).
 
-The file formats themselves are read by :mod:`theory.mask_formats`.
+The file formats themselves are read by :mod:`theory.mask_formats`; arrays of every
+rank and value convention by :mod:`theory.mask_arrays`. :func:`load_mask` gives one
+matrix (batch row 0, the union over heads); :func:`load_mask_grid` gives the masks
+per batch row and head too.
 
 Every problem raises :class:`InputError` with one line naming the source.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
+
+import numpy as np
 
 from hasse.theory.errors import InputError
 from hasse.theory.json_file import json_kind, read_json, read_text, require_regular_file
 from hasse.theory.mask import QUERY_LAYOUTS, NamedMask, as_mask, default_names, square_up
+from hasse.theory.heads import HeadMasks, single
+from hasse.theory.mask_arrays import grid_of, is_block_mask, is_tensor, per_head, require_convention, shape_text
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
 from hasse.theory.mask_mod_call import split_function
@@ -42,11 +54,41 @@ SpecResolver = Callable[[str], object]
 # that the JSON names is evaluated; None (the default): a JSON naming code is refused.
 _TRUSTED: ContextVar[tuple | None] = ContextVar("hasse_trusted_code", default=None)
 
-FILE_SUFFIXES = (".npy", ".txt", ".csv", ".json")
+TorchReader = Callable[[object, str], tuple]
+"""``torch_reader(obj, source) -> (values, spec, is_block_mask)``: the array held by a
+``.pt`` file (``obj`` its path), or a ``BlockMask`` expanded to tokens; ``spec`` names
+it (``"BlockMask(Q=128, K=128, BLOCK_SIZE=(128, 128))"``). Provided by
+``gpu_check.torch_masks.read_torch``."""
+
+ARRAY_SUFFIXES = (".npy", ".pt", ".pth")
+FILE_SUFFIXES = (".npy", ".pt", ".pth", ".txt", ".csv", ".json")
+NEEDS_TORCH = "needs torch (install the torch extra)"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """How arrays are read: the value ``convention``, declared ``heads``/``batch``, the ``torch_reader``."""
+
+    convention: str = "auto"
+    torch_reader: TorchReader | None = None
+    heads: int | None = None
+    batch: int | None = None
+
+
+# While load_mask_grid reads a source: how the arrays it meets are read (a .npy named by
+# a JSON file too). A context variable, like _TRUSTED, so the file readers keep their signatures.
+_READING: ContextVar[Reading] = ContextVar("hasse_array_reading", default=Reading())
+
+
+@dataclass(frozen=True)
+class _ArrayMask(NamedMask):
+    """A mask read from an array: ``matrix`` is batch row 0's union over heads, ``per_head`` the ``(B, H, Q, K)`` masks."""
+
+    per_head: np.ndarray | None = None
 
 
 def load_mask(
-    source: str,
+    source,
     *,
     n: int | None = None,
     fallback: MaskModFallback | None = None,
@@ -54,10 +96,17 @@ def load_mask(
     queries: str | None = None,
     kv_len: int | None = None,
     trust_code: bool = False,
+    convention: str = "auto",
+    torch_reader: TorchReader | None = None,
+    heads: int | None = None,
+    batch: int | None = None,
 ) -> NamedMask:
     """Return the mask that ``source`` names (a file, ``file.py:function`` or a spec).
 
-    ``source`` is read in the form that :func:`source_kind` gives it.
+    ``source`` is read in the form that :func:`source_kind` gives it; the Python API
+    passes arrays, tensors and ``BlockMask`` objects too. An array with heads and
+    batch rows gives one matrix: batch row 0, the union over its heads (the spec says
+    so when there are several batch rows); :func:`load_mask_grid` gives them all.
 
     Parameters
     ----------
@@ -80,6 +129,13 @@ def load_mask(
     trust_code : a ``.json`` whose ``mask`` is ``file.py:function`` (or a factory
         call) runs it, the path read relative to the JSON file's folder, at ``n``;
         default False: refused (:func:`refuse_code_in_json`), JSON is data.
+    convention : ``"auto"``, ``"allowed"``, ``"blocked"`` or ``"additive"``: how an
+        array's values are read (:mod:`theory.mask_arrays`); specs, text and JSON
+        rows and mask_mods always give the allowed pairs (other conventions refused).
+    torch_reader : reads ``.pt`` files and ``BlockMask`` objects (:data:`TorchReader`);
+        without it they are refused, naming the extra to install.
+    heads, batch : an array's declared heads (``heads`` splits a 3-D ``(B * H, Q, K)``
+        array) and batch rows (:func:`theory.mask_arrays.per_head`).
 
     Returns
     -------
@@ -97,21 +153,122 @@ def load_mask(
     >>> m.matrix.astype(int).tolist(), m.names, m.spec
     ([[1, 0, 0], [1, 1, 0], [1, 1, 1]], ('0', '1', '2'), 'causal:n=3')
     """
+    named, grid = load_mask_grid(source, n=n, fallback=fallback, resolve_spec=resolve_spec, queries=queries,
+                                 kv_len=kv_len, trust_code=trust_code, convention=convention,
+                                 torch_reader=torch_reader, heads=heads, batch=batch)
+    if grid.batch_rows > 1:  # a command that takes one matrix: say which
+        named = dataclasses.replace(named, spec=f"{named.spec} [batch row 0 of {grid.batch_rows}]")
+    return named
+
+
+def load_mask_grid(
+    source,
+    *,
+    n: int | None = None,
+    fallback: MaskModFallback | None = None,
+    resolve_spec: SpecResolver | None = None,
+    queries: str | None = None,
+    kv_len: int | None = None,
+    trust_code: bool = False,
+    convention: str = "auto",
+    torch_reader: TorchReader | None = None,
+    heads: int | None = None,
+    batch: int | None = None,
+) -> tuple[NamedMask, HeadMasks]:
+    """``(NamedMask, HeadMasks)``: the mask of :func:`load_mask` and the masks per batch row and head.
+
+    The parameters are :func:`load_mask`'s. The NamedMask holds batch row 0's union
+    over heads (empty rows as given). A spec, text or JSON rows, or a mask_mod
+    evaluated at ``b = h = 0`` is one mask for every head and batch row
+    (:func:`theory.heads.single`; a mask_mod over declared ranges is
+    :func:`theory.heads.mask_mod_grid`).
+
+    >>> import numpy as np
+    >>> bias = np.zeros((2, 3, 3), dtype=np.float32)  # (H, Q, K) additive: head 1 is causal
+    >>> bias[1][np.triu_indices(3, 1)] = -np.inf
+    >>> named, grid = load_mask_grid(bias)
+    >>> grid.heads, bool(named.matrix.all()), named.spec
+    (2, True, 'array (2, 3, 3)')
+    """
+    label = source if isinstance(source, str) else "array"
+    reading = Reading(require_convention(convention, label), torch_reader, heads, batch)
     if queries is not None and queries not in QUERY_LAYOUTS:
         raise InputError(f"queries must be one of {', '.join(QUERY_LAYOUTS)}, got {queries!r}", str(source))
     if kv_len is not None:
         kv_len = check_n(kv_len, str(source), "kv_len")
-    if source_kind(str(source)) == "function":
+    if isinstance(source, str) and source_kind(source) == "function":
+        _only_arrays(reading, source)
         if n is not None:
             n = check_n(n, source)
         path, function = split_function(str(source))
-        return load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries)
+        named = load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries)
+        return named, single(named.matrix, named.key_only, named.key_only_kind)
     token = _TRUSTED.set((n,) if trust_code else None)
+    reading_token = _READING.set(reading)
     try:
-        mask = _load(str(source), None, fallback, resolve_spec, frozenset())
+        mask = (_load(source, None, fallback, resolve_spec, frozenset()) if isinstance(source, str)
+                else _from_object(source))
     finally:
         _TRUSTED.reset(token)
-    return _embedded(mask, str(source), n, queries, kv_len)
+        _READING.reset(reading_token)
+    label = source if isinstance(source, str) else mask.spec
+    per = getattr(mask, "per_head", None)
+    if per is None:  # one 0/1 mask: a spec, rows, a mask_mod named by a JSON file
+        _only_arrays(reading, label)
+        per = mask.matrix[None, None]
+    else:  # an array: a plain NamedMask from here on
+        mask = NamedMask(mask.matrix, mask.names, mask.spec, mask.key_only, mask.key_only_kind)
+    named = _embedded(mask, label, n, queries, kv_len)
+    grid = grid_of(per, queries=queries, source=label)
+    return named, HeadMasks(grid.masks, grid.heads, grid.batch, key_only=named.key_only,
+                            key_only_kind=named.key_only_kind)
+
+
+def _only_arrays(reading: Reading, source: str) -> None:
+    """Refuse a convention, heads or batch for a form that is one 0/1 mask (a spec, rows, a mask_mod)."""
+    if reading.convention not in ("auto", "allowed"):
+        raise InputError(f"the convention {reading.convention} applies to arrays (.npy, .pt, tensors); "
+                         "specs, 0/1 rows and mask_mods always say which pairs are allowed", source)
+    if reading.heads is not None or reading.batch is not None:
+        raise InputError("heads and batch apply to a file.py:mask_mod or a 3-D/4-D array (a spec or 0/1 rows "
+                         "are one mask for every head and batch row)", source)
+
+
+def _from_object(obj) -> NamedMask:
+    """The mask of an in-memory object: a NamedMask, a ``BlockMask``, a tensor or an array."""
+    if isinstance(obj, NamedMask):
+        return obj
+    if is_block_mask(obj):
+        return _array_mask(*_read_torch(obj, "BlockMask"))
+    kind = "tensor" if is_tensor(obj) else "array"
+    shape = getattr(obj, "shape", None)
+    if shape is None:
+        shape = np.shape(obj) if isinstance(obj, (list, tuple)) else ()
+    return _array_mask(obj, kind if len(shape) <= 2 else f"{kind} {shape_text(shape)}")
+
+
+def _array_mask(values, spec: str, convention: str | None = None) -> NamedMask:
+    """An array of rank 2–4 read as this load's :class:`Reading` says: batch row 0's union and ``per_head``."""
+    reading = _READING.get()
+    per = per_head(values, convention or reading.convention, heads=reading.heads, batch=reading.batch,
+                   source=spec)
+    union = per[0].any(axis=0)
+    return _ArrayMask(union, default_names(union.shape[0]), spec, per_head=per)
+
+
+def _read_torch(obj, source: str) -> tuple:
+    """``(values, spec, convention)`` of a ``.pt`` file or a ``BlockMask``, through the torch reader."""
+    reading = _READING.get()
+    if reading.torch_reader is None:
+        what = "a .pt file" if isinstance(obj, str) else "a BlockMask"
+        raise InputError(f"reading {what} {NEEDS_TORCH}", source)
+    values, spec, block = reading.torch_reader(obj, source)
+    if not block:
+        return values, spec, None
+    if reading.convention not in ("auto", "allowed"):
+        raise InputError(f"a BlockMask says which pairs are allowed; the convention {reading.convention} "
+                         "does not apply", source)
+    return values, spec, "allowed"
 
 
 def _embedded(mask: NamedMask, source: str, n, queries, kv_len) -> NamedMask:
@@ -201,8 +358,9 @@ def _load_file(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
     if os.path.getsize(path) == 0:
         raise InputError("empty file", path)
     if suffix == ".npy":
-        matrix = read_npy(path)
-        return NamedMask(matrix, default_names(matrix.shape[0]), path)
+        return _array_mask(read_npy(path), path)
+    if suffix in ARRAY_SUFFIXES:  # .pt, .pth: torch.load, in gpu_check.torch_masks
+        return _array_mask(*_read_torch(path, path))
     if suffix == ".json":
         return _read_json(path, n, fallback, resolve_spec, seen)
     matrix = text_to_mask(read_text(path), source=path)
@@ -233,7 +391,7 @@ def _read_json(path: str, n, fallback, resolve_spec, seen) -> NamedMask:
                               not all(isinstance(x, (str, int)) and not isinstance(x, bool) for x in names)):
         raise InputError("'names' must be a list of strings, one per position", path)  # wrong length: ignored
     if isinstance(names, list) and len(names) == mask.n:
-        mask = NamedMask(mask.matrix, tuple(str(x) for x in names), mask.spec)
+        mask = dataclasses.replace(mask, names=tuple(str(x) for x in names))  # keeps an array's heads
     return mask
 
 
