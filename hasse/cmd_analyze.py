@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 
 from hasse.masks_in import add_empty_rows_argument, add_range_arguments, key_only_line
-from hasse.output import print_json, warn
+from hasse.output import emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.empty_rows import ANALYZE_DEFAULT
@@ -58,6 +58,7 @@ def register(sub) -> None:
     p.add_argument("--layers", type=int, metavar="L", help="also report R(L), the dependencies after L layers")
     p.add_argument("--no-residual", action="store_true", help="drop the residual connection (negative control)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram (needs matplotlib)")
     p.add_argument("--dot", metavar="FILE", help="write the Hasse diagram as Graphviz DOT ('-' for stdout)")
     p.add_argument("--strict", action="store_true", help="same as --empty-rows error")
@@ -98,18 +99,21 @@ def run(args) -> int:
         from hasse.draw_hasse import draw_analysis
 
         draw_analysis(analysis, args.png, title=named.spec)
-    if args.json:
+    printed = False
+    if args.json or args.out:
+        head = json_header("analyze", args.mask, spec_of(args.mask))
         if grid.batch is None:
-            print_json(analysis_json(analysis, grid))
+            printed = emit_json(args, {**head, **analysis_json(analysis, grid)})
         else:
-            print_json({"batch": grid.batch, "heads": grid.heads,
-                        "batches": [dict(analysis_json(a, grid, b), batch_row=b) for b, a in enumerate(analyses)]})
-    elif args.dot != "-":
+            printed = emit_json(args, {**head, "batch": grid.batch, "heads": grid.heads,
+                                       "batches": [dict(analysis_json(a, grid, b), batch_row=b)
+                                                   for b, a in enumerate(analyses)]})
+    if not printed and args.dot != "-":
         for b, a in enumerate(analyses):
             if grid.batch is not None:
                 print(("" if b == 0 else "\n") + f"=== batch row {b} of {grid.batch} ===")
             print(report(a, named.spec, ascii=args.ascii, grid=grid, b=b))
-        for path, what in ((args.png, "picture"), (args.dot, "DOT")):
+        for path, what in ((args.png, "picture"), (args.dot, "DOT"), (args.out, "JSON")):
             if path and path != "-":
                 print(f"{what} written to {path}" + (" (batch row 0)" if grid.batch is not None else ""))
     return 0
@@ -143,7 +147,7 @@ def analysis_json(a: MaskAnalysis, grid=None, b: int = 0) -> dict:
     ``pairs``, ``shape``, ``empty_rows``) describe what the union was taken over.
     """
     out = {
-        "n": a.n,
+        "positions": a.n,
         "residual": a.residual,
         "convergence_depth": a.convergence_depth,
         "classes": a.classes,

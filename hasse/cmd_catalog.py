@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hasse.output import print_json
+from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header
 from hasse.parsers import add_command
 
 HELP = "list the built-in masks and their parameters"
@@ -11,21 +11,21 @@ HELP = "list the built-in masks and their parameters"
 def register(sub) -> None:
     p = add_command(sub, "catalog", HELP, "List every built-in entry: its spec pattern, what it is, and its "
                     "parameters. Use the spec wherever a MASK is expected, e.g. `hasse analyze butterfly:n=4`.")
-    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    add_json_arguments(p)
     p.add_argument("--verbose", "-v", action="store_true", help="also explain each parameter")
-    p.set_defaults(run=run)
+    p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:
     from hasse.theory.catalog import entries
 
     items = entries()
-    if args.json:
-        print_json({"entries": [
+    if (args.json or args.out) and emit_json(args, {**json_header("catalog"), "entries": [
             {"name": e.name, "kind": e.kind, "usage": e.usage(), "summary": e.summary,
              "params": [{"name": p.name, "kind": p.kind, "default": p.default, "required": p.required,
-                         "help": p.help, "choices": list(p.choices)} for p in e.params]}
-            for e in items]})
+                         "help": p.help, "choices": list(p.choices), "aliases": list(p.aliases)}
+                        for p in e.params]}
+            for e in items]}):
         return 0
     by_kind: dict[str, list] = {}
     for e in items:
@@ -41,4 +41,6 @@ def run(args) -> int:
                 for p in e.params:
                     default = "required" if p.required else f"default {p.default}"
                     print(f"  {'':<{width}}    {p.name}: {p.help} ({default})")
+    if args.out:
+        print(f"JSON written to {args.out}")
     return 0

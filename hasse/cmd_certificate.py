@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 
-from hasse.output import print_json
+from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header
 from hasse.parsers import add_command
 from hasse.theory.errors import InputError
 
@@ -44,8 +44,8 @@ def register(sub) -> None:
                    help="fraction of the scans to run again, 0 … 1 (default 0; 1.0: everything)")
     v.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
     v.add_argument("--timeout", type=float, metavar="S", help="seconds per re-run (unknown after)")
-    v.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    v.set_defaults(run=run)
+    add_json_arguments(v)
+    v.set_defaults(run=ascii_aware(run))
     p.set_defaults(run=lambda args: _usage(p))
 
 
@@ -62,8 +62,9 @@ def run(args) -> int:
     if args.timeout is not None and not (math.isfinite(args.timeout) and args.timeout > 0):
         raise InputError(f"--timeout must be positive and finite, got {args.timeout}")
     report = verify(args.cert, args.recheck, args.seed, args.timeout)
-    if args.json:
-        print_json(report.to_json())
+    if (args.json or args.out) and emit_json(args, {**json_header("certificate verify", args.cert),
+                                                     **report.to_json()}):
+        pass
     else:
         for c in report.results:
             mark = "AGREES " if not c.problems else "DIFFERS"

@@ -9,21 +9,26 @@ task table, then the leak report or the inconsistent nodes. The plain direct sea
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from hasse.cmd_leak import leak_report, path_text
 from hasse.masks_in import add_empty_rows_argument, flagged
-from hasse.output import print_json
+from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import task_table
-from hasse.theory.counterexample import Counterexample, design_fixes_n, disagreement, find_counterexample
+from hasse.theory.counterexample import (Counterexample, design_size, disagreement, find_counterexample,
+                                         without_n)
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
 Search for the smallest counterexample of a parametric design: try n = 1, 2, ...,
---max-n and stop at the first task that leaks or breaks isolation (in the limit).
-The counterexample is printed whole: mask, inputs, labels and witness paths.
+--n N (default 8) and stop at the first task that leaks or breaks isolation (in the
+limit, or within --layers L). A design that gives n itself (butterfly:n=4) is
+checked at that size only. The counterexample is printed whole: mask, inputs,
+labels and witness paths; --json (or --out FILE) writes it as a task file that
+`hasse leak` reads (with the same --layers / --empty-rows).
 
 --method chooses how each size is decided:
   direct  the kit's leak analysis (default)
@@ -36,35 +41,43 @@ The counterexample is printed whole: mask, inputs, labels and witness paths.
 With --method z3/both (or --inference), a design that is a family is also checked
 through its merged task (hasse merge), and --inference FAMILY (a family without n,
 e.g. block:block=2) adds training-inference consistency at every n: the property
-"inconsistency" (hasse consistent).
+"inconsistency" (hasse consistent). An n in FAMILY (block:n=8,block=2, as hasse
+consistent takes it) fixes the size searched, like an n in DESIGN; the two must agree.
 """
 EPILOG = """\
 DESIGN is
   a built-in task or bad design with every parameter but n:  bad_block_own_content:block=2
+    (or with n too, to check that size only:                bad_block_own_content:n=4,block=2)
   a built-in family (every task of it is checked):            infill
   file.py:make_task, where make_task(n) returns a task (a theory.task.Task or its JSON
   object) or a list of them.
 Sizes at which the design does not exist (a block size not dividing n, ...) are skipped.
 
 examples:
-  hasse counterexample bad_butterfly_crossed --max-n 8       finds n = 2
-  hasse counterexample bad_block_own_content:block=2 --json
-  hasse counterexample butterfly --max-n 10                   none: exit 0
+  hasse counterexample bad_butterfly_crossed --n 8           finds n = 2
+  hasse counterexample bad_block_own_content:block=2 --json > cex.json && hasse leak cex.json
+  hasse counterexample butterfly --n 10                       none: exit 0
+  hasse counterexample bad_butterfly_crossed:n=4 --layers 1   none within one layer: exit 0
   hasse counterexample bad_butterfly_crossed --method both      direct and Z3 agree: n = 2
-  hasse counterexample infill --method z3 --max-n 6             each task and the merged task
+  hasse counterexample infill --method z3 --n 6                 each task and the merged task
   hasse counterexample bad_block_query_history:block=2 --inference block:block=2 --method both
                                                               inconsistent at n = 4
 
 exit status: 1 a counterexample was found (or the methods disagree); 0 none up to
---max-n; 2 bad input; 3 inconclusive (Z3 unknown or --timeout).
+--n; 2 bad input; 3 inconclusive (Z3 unknown or --timeout).
 """
 
 
 def register(sub) -> None:
     p = add_command(sub, "counterexample", "smallest n at which a design leaks", DESCRIPTION, EPILOG)
     p.add_argument("design", metavar="DESIGN")
-    p.add_argument("--max-n", type=int, default=8, help="largest size to try (default 8)")
-    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--n", type=int, metavar="N", help="search every size up to N (default 8)")
+    p.add_argument("--max-n", type=int, default=None, help=argparse.SUPPRESS)  # the old name of --n (deprecated)
+    p.add_argument("--layers", type=int, metavar="L",
+                   help="a counterexample must leak within L layers (default: at any depth)")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object and nothing else (a task file when one is found)")
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--method", choices=("direct", "z3", "both"), default="direct",
                    help="decide each size by the leak analysis, by Z3, or both (default direct)")
@@ -72,7 +85,7 @@ def register(sub) -> None:
                    help="also check consistency with this inference family at every n (e.g. block:block=2)")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds for the Z3 search (then inconclusive)")
     add_empty_rows_argument(p, LEAK_DEFAULT)
-    p.set_defaults(run=run)
+    p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:
@@ -84,15 +97,45 @@ def run(args) -> int:
         raise flagged(exc) from None
 
 
+DEFAULT_N = 8
+
+
 def _check_args(args, timeout: bool) -> None:
-    """The command's checks before any search, in the flags' words (--timeout, --max-n)."""
+    """The command's checks before any search, in the flags' words (--timeout, --n, --layers).
+
+    Sets ``args.max_n`` (the largest size tried) and ``args.search`` (the design to
+    search: DESIGN, with the n of --inference FAMILY when only that one gives n).
+    """
     if timeout and args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
-    if args.max_n < 1:
-        raise InputError(f"--max-n must be >= 1, got {args.max_n}")
-    for design in (args.design, args.inference):
-        if design is not None and design_fixes_n(design):
-            raise InputError("leave n out of the design: --max-n sets the sizes to try", design)
+    if args.max_n is not None:
+        if args.n is not None:
+            raise InputError("give --n only (--max-n is its old name)")
+    flag = "--n" if args.max_n is None else "--max-n"
+    size = args.n if args.max_n is None else args.max_n
+    if size is not None and size < 1:
+        raise InputError(f"{flag} must be >= 1, got {size}")
+    if args.layers is not None and args.layers < 0:
+        raise InputError(f"--layers must be >= 0, got {args.layers}")
+    fixed, inferred = design_size(args.design), design_size(args.inference)
+    if fixed is not None and inferred is not None and fixed != inferred:
+        raise InputError(f"the design fixes n = {fixed} but --inference {args.inference} fixes n = {inferred}",
+                         args.design)
+    args.search = args.design
+    if inferred is not None and fixed is None:
+        from hasse.theory.mask_io import source_kind
+
+        if source_kind(args.design) == "function":
+            raise InputError(f"--inference {args.inference} fixes n = {inferred}, but a file.py design has no n; "
+                             "leave n out of --inference", args.design)
+        args.search = args.design + ("," if ":" in args.design else ":") + f"n={inferred}"
+    pinned = fixed if fixed is not None else inferred
+    if pinned is not None and size is not None:
+        raise InputError(f"the design fixes n = {pinned}; leave out {flag} (it searches every size up to N)",
+                         args.design)
+    args.max_n = size if size is not None else (pinned or DEFAULT_N)
+    if flag == "--max-n":  # after every check: an error stays one line
+        warn("--max-n is deprecated; use --n N (search every size up to N)")
 
 
 def _progress(args, label: str = ""):
@@ -110,24 +153,34 @@ def _progress(args, label: str = ""):
 
 def _run_direct(args) -> int:
     progress = _progress(args)
-    found = find_counterexample(args.design, args.max_n, progress=progress, empty_rows=args.empty_rows)
+    found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
+                                layers=args.layers)
     progress(None)
-    if args.json:
-        out = {"design": args.design, "n": found.n, "property": found.property, "checked": found.checked,
-               "skipped": _skipped_json(found)}
+    if args.json or args.out:
+        out = {**_header(args, found), "tokens": found.n, "layers": args.layers, "property": found.property,
+               "checked": found.checked, "skipped": _skipped_json(found)}
         out.update(_task_json(found))
-        print_json(out)
-        return 1 if found.n is not None else 0
+        if emit_json(args, out):
+            return 1 if found.n is not None else 0
     tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
+    within = "" if args.layers is None else f" within {args.layers} layers"
     if found.n is None:
-        print(f"{args.design}: no leak and no isolation violation for any n up to {args.max_n} "
+        print(f"{args.design}: no leak and no isolation violation{within} for any n up to {args.max_n} "
               f"(checked {len(found.checked)} sizes: {tried})")
         _print_skipped(found)
+        _print_out(args)
         return 0
-    print(f"{args.design}: smallest counterexample at n = {found.n} ({found.property})")
+    print(f"{args.design}: smallest counterexample{within} at n = {found.n} ({found.property})")
     _print_task(found.task)
     print(leak_report(found.task, found.report, ascii=args.ascii))
+    _print_out(args)
     return 1
+
+
+def _print_out(args) -> None:
+    if args.out:
+        print(f"JSON written to {args.out} (a task file: hasse leak {args.out}"
+              + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
 
 
 def _run_methods(args) -> int:
@@ -136,18 +189,17 @@ def _run_methods(args) -> int:
     results = []
     if args.method in ("direct", "both"):
         progress = _progress(args, "direct: ")
-        results.append(find_counterexample(args.design, args.max_n, merged=True, inference=args.inference,
-                                           progress=progress, empty_rows=args.empty_rows))
+        results.append(find_counterexample(args.search, args.max_n, merged=True, inference=args.inference,
+                                           progress=progress, empty_rows=args.empty_rows, layers=args.layers))
     if args.method in ("z3", "both"):
         progress = _progress(args, "z3: ")
-        results.append(search_z3(args.design, args.max_n, inference=args.inference, timeout=args.timeout,
-                                 progress=progress, empty_rows=args.empty_rows))
+        results.append(search_z3(args.search, args.max_n, inference=args.inference, timeout=args.timeout,
+                                 progress=progress, empty_rows=args.empty_rows, layers=args.layers))
     progress(None)
     loud = disagreement(*results) if len(results) == 2 else None
-    if args.json:
-        print_json(_methods_json(args, results, loud))
-    else:
+    if not ((args.json or args.out) and emit_json(args, _methods_json(args, results, loud))):
         _print_methods(args, results, loud)
+        _print_out(args)
     if loud:
         print(f"hasse: {loud}", file=sys.stderr)
         return 1
@@ -160,16 +212,26 @@ def _run_methods(args) -> int:
 
 
 def _skipped_json(found: Counterexample) -> list[dict]:
-    return [{"n": n, "reason": r} for n, r in found.skipped]
+    return [{"tokens": n, "reason": r} for n, r in found.skipped]
+
+
+def _header(args, found: Counterexample) -> dict:
+    """command, version, input (DESIGN as given) and spec (the canonical spec of the task found, if built in)."""
+    spec = spec_of(found.task.name, "task") if found.task is not None and found.task.name else None
+    return json_header("counterexample", args.design, spec)
 
 
 def _task_json(found: Counterexample) -> dict:
-    """The counterexample's task, and its leaks and isolation violations (empty when none was found)."""
+    """The counterexample as a task file (theory.task_io.task_to_dict), with its leaks and isolation violations.
+
+    Empty when none was found. ``hasse leak`` reads the object (design §7, §8).
+    """
+    from hasse.theory.task_io import task_to_dict
+
     if found.task is None:
         return {}
     t = found.task
-    out = {"task": t.name, "mask": t.mask, "inputs": [list(x) for x in t.inputs],
-           "labels": [list(ts) for ts in t.labels], "names": t.names}
+    out = {**task_to_dict(t), "names": list(t.names), "positions": t.size}
     report = found.leak_report()
     if report is not None:
         out["leaks"] = [x.to_json() for x in report.leaks]
@@ -179,7 +241,7 @@ def _task_json(found: Counterexample) -> dict:
 
 
 def _method_json(r: Counterexample) -> dict:
-    out = {"method": r.method, "n": r.n, "property": r.property, "where": r.where,
+    out = {"method": r.method, "tokens": r.n, "property": r.property, "where": r.where,
            "checked": list(r.checked), "seconds": round(r.seconds, 4)}
     if r.witness is not None:
         out["witness"] = r.witness
@@ -192,9 +254,9 @@ def _method_json(r: Counterexample) -> dict:
 
 def _methods_json(args, results, loud) -> dict:
     main = results[0]
-    out = {"design": args.design, "method": args.method, "n": main.n, "property": main.property,
-           "where": main.where, "checked": list(main.checked), "skipped": _skipped_json(main),
-           "methods": [_method_json(r) for r in results]}
+    out = {**_header(args, main), "method": args.method, "tokens": main.n, "layers": args.layers,
+           "property": main.property, "where": main.where, "checked": list(main.checked),
+           "skipped": _skipped_json(main), "methods": [_method_json(r) for r in results]}
     if args.inference:
         out["inference"] = args.inference
     if len(results) == 2:

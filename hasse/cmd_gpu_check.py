@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
-from hasse.output import print_json, warn
+from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
 from hasse.theory.errors import InputError
@@ -101,8 +101,10 @@ def register(sub) -> None:
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_train_demo_arguments(p)
-    p.set_defaults(run=run)
+    p.set_defaults(run=ascii_aware(run))
 
 
 def names_a_task(source: str) -> bool:
@@ -180,10 +182,14 @@ def _run_on(args, device: str) -> int:
         result = task_to_gpu_check(task, args.layers, args.backend, device, seeds=args.seeds)
     else:
         result = mask_to_gpu_check(mask, args.layers, args.backend, device, seeds=args.seeds, subject=subject)
-    if args.json:
-        print_json(gpu_check_json(result, subject))
+    spec = spec_of(args.subject, "task" if task is not None else "mask")
+    if (args.json or args.out) and emit_json(args, {**json_header("gpu-check", args.subject, spec), "mode": "check",
+                                                     **gpu_check_json(result, subject)}):
+        pass
     else:
         print(gpu_check_report(result, subject, names))
+        if args.out:
+            print(f"JSON written to {args.out}")
     return 0 if result.passed else 1
 
 

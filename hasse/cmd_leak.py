@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from hasse.masks_in import add_empty_rows_argument, add_range_arguments
-from hasse.output import print_json
+from hasse.output import emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
 from hasse.theory.empty_rows import LEAK_DEFAULT
@@ -83,6 +83,7 @@ def register(sub) -> None:
                    help="let a .json task or mask whose 'mask' names file.py:function run it (default: refused)")
     p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(p, LEAK_DEFAULT)
@@ -94,7 +95,10 @@ def register(sub) -> None:
     f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
     f.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     f.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
-    f.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    f.add_argument("--json", action="store_true",
+                   help="print one JSON object and nothing else: a task file (hasse leak reads it)")
+    f.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    f.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(f, LEAK_DEFAULT)
     add_range_arguments(f)
     f.set_defaults(run=run_flow)
@@ -169,12 +173,14 @@ def run_leak(args) -> int:
         first = (report.leaks_within() or report.isolation_within() or [None])[0]
         draw_mask(task.mask, task.names, args.png, title=_verdict_line(task, report),
                   highlight_path=first.path if first else None)
-    if args.json:
-        print_json(leak_json(task, report))
+    if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec_of(args.task, "task")),
+                                                     **leak_json(task, report)}):
+        pass
     else:
         print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))
-        if args.png:
-            print(f"picture written to {args.png}")
+        for path, what in ((args.png, "picture"), (args.out, "JSON")):
+            if path:
+                print(f"{what} written to {path}")
     return 0 if report.leak_free else 1
 
 
@@ -283,22 +289,24 @@ def run_flow(args) -> int:
         layer, found = apply_policy(grid, b, args.empty_rows, named.spec)
         flows = find_flows(layer, sources, sinks, empty_rows="attend-none")  # the policy is applied per head
         within = [f for f in flows if args.layers is None or f.depth <= args.layers]
-        rows.append((b, found, flows, within))
-    if args.json:
-        out = [{"mask": named.spec, "layers": args.layers, "from": sources, "to": sinks,
+        rows.append((b, found, flows, within, layer))
+    printed = False
+    if args.json or args.out:
+        out = [{**flow_task_json(named, layer, sources, sinks), "layers": args.layers, "from": sources, "to": sinks,
                 "flow_free": not within, "flows": [f.to_json() for f in within],
                 "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
                 "empty_rows": found.to_json(), "key_only": key_only_json(named.key_only, named.key_only_kind)}
-               for b, found, flows, within in rows]
+               for b, found, flows, within, layer in rows]
+        head = json_header("flow", args.mask, spec_of(args.mask))
         if grid.batch is None:
-            print_json(dict(out[0], **({"heads": grid.heads} if grid.heads is not None else {})))
+            printed = emit_json(args, dict(head, **out[0], **({"heads": grid.heads} if grid.heads is not None else {})))
         else:
-            print_json({"mask": named.spec, "layers": args.layers, "batch": grid.batch, "heads": grid.heads,
-                        "flow_free": all(x["flow_free"] for x in out),
-                        "batches": [dict(x, batch_row=b) for b, x in enumerate(out)]})
-    else:
+            printed = emit_json(args, {**head, "layers": args.layers, "batch": grid.batch, "heads": grid.heads,
+                                       "flow_free": all(x["flow_free"] for x in out),
+                                       "batches": [dict(x, batch_row=b) for b, x in enumerate(out)]})
+    if not printed:
         where = "in the limit (every depth)" if args.layers is None else f"within L = {args.layers} layers"
-        for b, found, flows, within in rows:
+        for b, found, flows, within, _ in rows:
             head = named.spec + (f" batch row {b}" if grid.batch is not None else "")
             if grid.heads is not None and b == 0:
                 print(f"{named.spec}: heads 0..{grid.heads - 1}, each layer's mask the union over them")
@@ -312,7 +320,69 @@ def run_flow(args) -> int:
                 print(f"{head}: {len(within)} position(s) of --to depend on --from {where}")
                 for f in within[:TABLE_ROWS]:
                     print(f"  {named.names[f.position]} ({f.position}) depth {f.depth}: "
-                          f"{path_text(f.path, named.names)}")
+                          f"{path_text(f.path, named.names, args.ascii)}")
             if len(flows) > len(within):
                 print(f"note: {len(flows) - len(within)} more appear at greater depth")
-    return 0 if all(not within for _, _, _, within in rows) else 1
+        if args.out:
+            print(f"JSON written to {args.out}")
+    return 0 if all(not within for _, _, _, within, _ in rows) else 1
+
+
+def flow_task(named, layer, sources: list[int], sinks: list[int]) -> Task:
+    """The task a flow question encodes (design §7): a forbidden flow is exactly a leak of this task.
+
+    Source ``i`` of ``--from`` (in increasing order) holds the sample token ``x<i>``;
+    every other position holds ``[MASK]``; every position of ``--to`` is supervised
+    with every source token (``0 … k-1``); the position id of position ``p`` is ``p``.
+    The mask is the layer as analysed (union over heads, empty rows read by the
+    policy); a row that is still empty (attend-none, key-only positions) keeps only
+    its diagonal, which with the residual is the same as attending nothing, so
+    ``hasse leak`` (which reads empty rows as attend-all) sees the same flows.
+
+    >>> import numpy as np
+    >>> from hasse.theory.mask import NamedMask
+    >>> t = flow_task(NamedMask(np.tril(np.ones((3, 3), bool)), ("0", "1", "2"), "causal:n=3"),
+    ...               np.tril(np.ones((3, 3), bool)), [0], [2])
+    >>> t.tokens, t.inputs, t.labels
+    (1, (('x0', 0), ('[MASK]', 1), ('[MASK]', 2)), ((), (), (0,)))
+    """
+    import numpy as np
+
+    from hasse.theory.task import make_task
+
+    mask = np.array(layer, dtype=bool)
+    empty = ~mask.any(axis=1)
+    mask[empty, empty] = True  # still-empty rows: attend nothing but themselves (the residual keeps their content)
+    token = {p: i for i, p in enumerate(sources)}
+    inputs = [(f"x{token[p]}" if p in token else "[MASK]", p) for p in range(mask.shape[0])]
+    every = list(range(len(sources)))
+    labels = [every if p in set(sinks) else None for p in range(mask.shape[0])]
+    name = f"flow {named.spec} --from {_set_text(sources)} --to {_set_text(sinks)}"
+    return make_task(len(sources), inputs, labels, mask, name=name, names=list(named.names))
+
+
+def _set_text(positions: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``."""
+    parts, start = [], None
+    for i, p in enumerate(positions):
+        if start is None:
+            start = p
+        if i + 1 == len(positions) or positions[i + 1] != p + 1:
+            parts.append(str(p) if p == start else f"{start}-{p}")
+            start = None
+    return ",".join(parts)
+
+
+def flow_task_json(named, layer, sources: list[int], sinks: list[int]) -> dict:
+    """The task fields of ``flow --json`` (:func:`flow_task` written by :func:`theory.task_io.task_to_dict`)."""
+    from hasse.theory.task_io import task_to_dict
+
+    from hasse.output import spec_of
+
+    task = flow_task(named, layer, sources, sinks)
+    out = task_to_dict(task)
+    spec = spec_of(named.spec)
+    if spec is not None and named.matrix.shape == task.mask.shape and (named.matrix == task.mask).all():
+        out["mask"] = spec  # the built-in spec itself, not n^2 rows (a task file's mask may be a spec)
+    out["positions"] = task.size
+    return out

@@ -8,10 +8,9 @@ task file (``--out``) or drawn (``--png``). consistent: training–inference con
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
 
-from hasse.output import print_json, to_jsonable
+from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_rows, task_table
 from hasse.theory.errors import InputError
@@ -59,21 +58,23 @@ MAX_ROWS = 40
 def register(sub) -> None:
     p = add_command(sub, "merge", "minimal merged task of a task family", MERGE_DESCRIPTION, MERGE_EPILOG)
     p.add_argument("family", metavar="FAMILY")
-    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    p.add_argument("--out", metavar="TASK.json", help="write the merged task as a task file")
+    p.add_argument("--json", action="store_true",
+                   help="print one JSON object and nothing else: the merged task as a task file, with the report")
+    p.add_argument("--out", metavar="TASK.json",
+                   help="also write that JSON object (a task file: hasse leak reads it) to TASK.json")
     p.add_argument("--png", metavar="FILE", help="draw the merged Hasse diagram with inputs and labels")
     p.add_argument("--sparse", action="store_true",
                    help="also give the sparse realisation (Hasse edges + a cycle per class) and its depth")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
-    p.set_defaults(run=run_merge)
+    p.set_defaults(run=ascii_aware(run_merge))
 
     c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
                     CONSISTENT_DESCRIPTION, CONSISTENT_EPILOG)
     c.add_argument("train", metavar="TRAIN_TASK", help="built-in task spec or task .json file")
     c.add_argument("--inference", required=True, metavar="FAMILY",
                    help="the inference tasks: a built-in family or a family .json file")
-    c.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
-    c.set_defaults(run=run_consistent)
+    add_json_arguments(c)
+    c.set_defaults(run=ascii_aware(run_consistent))
 
 
 def _formulas(family: str, tasks):
@@ -113,18 +114,14 @@ def run_merge(args) -> int:
     if args.sparse:
         sparse = sparse_realisation(t.mask)
         depth = mask_to_order(sparse).convergence_depth
-    if args.out:
-        from hasse.output import write_text
-
-        write_text(args.out, json.dumps(to_jsonable(task_to_dict(t))) + "\n")  # atomically
     if args.png:
         _draw(merged, args.png, args.family)
-    if args.json:
+    if args.json or args.out:  # one object: a valid task file (task_to_dict) with the report's fields
         out = {
-            "family": args.family, "tasks": len(tasks), "task_nodes": merged.task_nodes, "groups": merged.groups,
-            "positions": t.size, "nodes": merged.nodes, "tokens": t.tokens,
-            "inputs": [list(x) for x in t.inputs], "labels": [list(ls) for ls in t.labels], "names": t.names,
-            "mask": t.mask, "node_of_position": merged.node_of_position(), "hasse_edges": merged.hasse_edges(),
+            **json_header("merge", args.family, spec_of(args.family, "family")), **task_to_dict(t),
+            "names": list(t.names), "family": args.family, "tasks": len(tasks), "task_nodes": merged.task_nodes,
+            "groups": merged.groups, "positions": t.size, "nodes": merged.nodes,
+            "node_of_position": merged.node_of_position(), "hasse_edges": merged.hasse_edges(),
             "mapping": [{"task": task.name, "merged_node_of_task_node": list(row)}
                         for task, row in zip(tasks, merged.node_of)],
             "copies": [{"group": g, "nodes": k} for g, k in merged.copies],
@@ -137,8 +134,8 @@ def run_merge(args) -> int:
             out["formulas_hold"] = all(values[k] == measured[k] for k in measured)
         if sparse is not None:
             out["sparse"] = {"mask": sparse, "edges": int(sparse.sum()), "convergence_depth": depth}
-        print_json(out)
-        return 0
+        if emit_json(args, out):
+            return 0
     print(merge_report(args, tasks, merged, formulas, measured, sparse, depth))
     return 0
 
@@ -219,8 +216,10 @@ def run_consistent(args) -> int:
     train = load_task(args.train)
     inference = load_family(args.inference)
     report = check_consistency(train, inference)
-    if args.json:
-        print_json({"train": train.name or args.train, "inference": args.inference,
+    if args.json or args.out:
+        printed = emit_json(args, {**json_header("consistent", args.train, spec_of(args.train, "task")),
+                    "inference_spec": spec_of(args.inference, "family"),
+                    "train": train.name or args.train, "inference": args.inference,
                     "consistent": report.consistent, "checked": report.checked,
                     "mismatches": [{"inference_task": inference[m.task].name or m.task, "position": m.position,
                                     "name": inference[m.task].names[m.position], "input": list(m.input),
@@ -228,7 +227,8 @@ def run_consistent(args) -> int:
                                     "extra_upstream": [list(x) for x in m.extra_upstream],
                                     "missing_upstream": [list(x) for x in m.missing_upstream]}
                                    for m in report.mismatches]})
-        return 0 if report.consistent else 1
+        if printed:
+            return 0 if report.consistent else 1
     if report.consistent:
         print(f"{train.name or args.train} is CONSISTENT with {args.inference}: all {report.checked} supervised "
               f"inference nodes have an equivalent training node with the same label")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from hasse.output import print_json
+from hasse.output import ascii_aware, emit_json, json_header
 from hasse.parsers import add_command
 from hasse.theory.errors import InputError
 
@@ -60,10 +60,12 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks (default 1)")
     p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts")
     p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
     p.add_argument("--combine", nargs="+", metavar="CERT",
                    help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
-    p.set_defaults(run=run)
+    p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:
@@ -137,13 +139,15 @@ def _report(args, results, loud, printed: bool = False, sources: dict | None = N
             print(format_result(r), flush=True)
     if args.certificate:
         write_certificate(args.certificate, results, sources=sources, inputs=tuple(args.combine or ()))
-    if args.json:
-        print_json({"n": args.n, "results": [r.to_json() for r in results]})
+    if (args.json or args.out) and emit_json(args, {**json_header("prove", args.name), "n": args.n,
+                                                     "method": args.method,
+                                                     "results": [r.to_json() for r in results]}):
+        pass
     else:
         counts = {v: sum(r.verdict == v for r in results) for v in ("proved", "refuted", "unknown")}
         print(f"\n{len(results)} results: {counts['proved']} proved, {counts['refuted']} refuted, "
               f"{counts['unknown']} unknown" + (f"; certificate written to {args.certificate}" if args.certificate
-                                                  else ""))
+                                                  else "") + (f"; JSON written to {args.out}" if args.out else ""))
     for message in loud:
         print(f"hasse: {message}", file=sys.stderr)
     if loud:

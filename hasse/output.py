@@ -128,3 +128,113 @@ def refuse_outputs_onto_inputs(args) -> None:
                 same = False
             if same:
                 raise InputError(f"{flag} would overwrite the input {given}", path)
+
+
+def spec_of(source, kind: str | None = None) -> str | None:
+    """The canonical spec of a built-in spec argument (``sliding_window:w=3,n=8`` -> ``sliding_window:n=8,window=3``).
+
+    None when ``source`` is a file, a ``file.py:function`` or not a complete spec.
+
+    >>> spec_of("sliding_window:w=3,n=8"), spec_of("mask.npy"), spec_of("bad_block_own_content:block=2")
+    ('sliding_window:n=8,window=3', None, None)
+    """
+    from hasse.theory.catalog import resolve_spec
+    from hasse.theory.errors import InputError
+    from hasse.theory.mask_io import source_kind
+
+    if not isinstance(source, str) or source_kind(source) != "spec":
+        return None
+    try:
+        return resolve_spec(source, kind).canonical
+    except InputError:
+        return None
+
+
+def json_header(command: str, input=None, spec: str | None = None) -> dict:
+    """The fields every command's JSON object starts with (design §7): command, version, input, spec.
+
+    >>> h = json_header("analyze", "causal:n=4", "causal:n=4")
+    >>> sorted(h), h["command"]
+    (['command', 'input', 'spec', 'version'], 'analyze')
+    """
+    from hasse import __version__
+
+    return {"command": command, "version": __version__, "input": input, "spec": spec}
+
+
+def emit_json(args, obj) -> bool:
+    """Hand a command's JSON object out: to ``--out FILE`` (atomically) when given, on stdout with ``--json``.
+
+    Returns True when the object went to stdout (the command then prints nothing
+    else); with ``--out`` alone the command goes on to print its text report.
+    """
+    data = to_jsonable(obj)
+    path = getattr(args, "out", None)
+    if path:
+        write_text(path, json.dumps(data, separators=(",", ":")) + "\n")
+    if getattr(args, "json", False):
+        print_json(data)
+        return True
+    return False
+
+
+def add_json_arguments(p, *, ascii_help: str = "ASCII characters only") -> None:
+    """``--json``, ``--out FILE`` and ``--ascii``, in the same words on every command (design §7)."""
+    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    p.add_argument("--ascii", action="store_true", help=ascii_help)
+
+
+ASCII_FOR = {"→": "->", "←": "<-", "…": "...", "≤": "<=", "≥": ">=", "×": "x", "—": "-", "–": "-", "−": "-",
+             "·": ".", "█": "#", "░": ".", "▒": "+", "✓": "ok", "✗": "X", "≠": "!=", "∞": "inf", "⊆": "<=",
+             "’": "'", "‘": "'", "“": '"', "”": '"', "↔": "<->", "│": "|", "─": "-", "┼": "+",
+             "∅": "{}", "≈": "~", "μ": "u", "Σ": "sum", "⌈": "ceil(", "⌉": ")", "⌊": "floor(", "⌋": ")"}
+
+
+def ascii_only(text: str) -> str:
+    """``text`` in ASCII characters: arrows, ellipses and the like spelled out, anything else left becomes ``?``.
+
+    >>> ascii_only("0 → 2 … ≤ 3")
+    '0 -> 2 ... <= 3'
+    """
+    if text.isascii():
+        return text
+    out = []
+    for ch in text:
+        out.append(ch if ch.isascii() else ASCII_FOR.get(ch, "?"))
+    return "".join(out)
+
+
+class _AsciiWriter:
+    """A text stream that writes everything through :func:`ascii_only` to the stream it wraps."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(ascii_only(text))
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)
+
+
+def ascii_aware(run):
+    """Wrap a command's ``run(args)``: with ``--ascii`` everything it prints (stdout and stderr) is ASCII.
+
+    Commands that draw in ASCII themselves (matrix views) still do; this catches the
+    rest (arrows, ellipses, progress lines) on every command that takes ``--ascii``.
+    """
+    import functools
+
+    @functools.wraps(run)
+    def wrapped(args):
+        if not getattr(args, "ascii", False):
+            return run(args)
+        out, err = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = _AsciiWriter(out), _AsciiWriter(err)
+        try:
+            return run(args)
+        finally:
+            sys.stdout, sys.stderr = out, err
+
+    return wrapped

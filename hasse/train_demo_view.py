@@ -9,7 +9,7 @@ The options are registered on the ``gpu-check`` parser by
 
 from __future__ import annotations
 
-from hasse.output import print_json, warn
+from hasse.output import emit_json, json_header, spec_of, warn
 from hasse.theory.errors import InputError
 
 
@@ -61,13 +61,14 @@ def run_train_demo(args, device: str) -> int:
         from hasse.draw_curves import draw_curves
 
         draw_curves(demo, args.png)
-    if args.json:
-        print_json({
+    if (args.json or args.out) and emit_json(args, {
+            **json_header("gpu-check", args.subject, spec_of(args.subject, "task")), "mode": "train-demo",
             "clean": {"task": demo.clean.task, "final": demo.clean.final, "losses": list(demo.clean.losses)},
             "leaky": {"task": demo.leaky.task, "final": demo.leaky.final, "losses": list(demo.leaky.losses)},
             "ln_vocab": demo.ln_vocab, "vocab": config.vocab, "steps": config.steps, "layers": config.layers,
             "backend": backend, "device": device, "shows_leak": demo.shows_leak, "seconds": round(demo.seconds, 3),
-        })
+        }):
+        pass
     else:
         print(train_demo_report(demo))
         if args.png:

@@ -23,8 +23,11 @@ from hasse.theory.empty_rows import LEAK_DEFAULT, read_task
 
 
 def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout: float | None = None,
-              progress: Callable[[int], None] | None = None, empty_rows: str = LEAK_DEFAULT) -> Counterexample:
+              progress: Callable[[int], None] | None = None, empty_rows: str = LEAK_DEFAULT,
+              layers: int | None = None) -> Counterexample:
     """The Z3 search (see the module docstring); ``timeout`` bounds the whole search (then ``unknown``).
+
+    With ``layers``, the walks have at most that many steps (a violation within L layers).
 
     Each task's rows are read by the empty-row policy first (:func:`theory.empty_rows.read_task`).
     """
@@ -57,14 +60,15 @@ def search_z3(design: str, max_n: int, *, inference: str | None = None, timeout:
             checked.append(n)
             for i, task in enumerate(tasks):
                 task = read_task(task, empty_rows)
-                prop, witness, why = find_leak_or_isolation_walk(task, left, calls)
+                prop, witness, why = find_leak_or_isolation_walk(task, left, calls, layers=layers)
                 if why:
                     return found(None, None, None, None, None, f"n = {n}, task {i}: {why}")
                 if prop:
                     return found(n, prop, f"task {i}", task, witness)
             if len(tasks) > 1:
                 merged = merge.family_to_merged_task(tasks).task
-                prop, witness, why = find_leak_or_isolation_walk(merged, left, calls, isolation=False)
+                prop, witness, why = find_leak_or_isolation_walk(merged, left, calls, isolation=False,
+                                                                 layers=layers)
                 if why:
                     return found(None, None, None, None, None, f"n = {n}, merged task: {why}")
                 if prop:

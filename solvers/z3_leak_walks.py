@@ -104,12 +104,17 @@ def _walk(mask, pairs, holders, steps: int, timeout) -> Answer:
     return check(solver, timeout, decode)
 
 
-def find_flow_path(mask, sources: Sequence[int], sinks: Sequence[int], *, timeout: float | None = None) -> Answer:
-    """A walk from a position of ``sources`` to one of ``sinks`` (isolation violations): sat with its path."""
+def find_flow_path(mask, sources: Sequence[int], sinks: Sequence[int], *, timeout: float | None = None,
+                   steps: int | None = None) -> Answer:
+    """A walk from a position of ``sources`` to one of ``sinks`` (isolation violations): sat with its path.
+
+    ``steps`` bounds the walk (a model of that many layers); default ``N - 1`` (any depth).
+    """
     mask = np.asarray(mask, dtype=bool)
     holders = {0: sorted(set(sources))}
     pairs = [(p, 0) for p in sorted(set(sinks))]
-    answer = _walk(mask, pairs, holders, mask.shape[0] - 1, timeout)
+    bound = mask.shape[0] - 1 if steps is None else min(steps, mask.shape[0] - 1)
+    answer = _walk(mask, pairs, holders, bound, timeout)
     if answer.status == SAT:
         value = dict(answer.value)
         del value["target"]
@@ -117,7 +122,7 @@ def find_flow_path(mask, sources: Sequence[int], sinks: Sequence[int], *, timeou
     return answer
 
 
-def find_leak_or_isolation_walk(task, left, calls: list[int], *, isolation: bool = True):
+def find_leak_or_isolation_walk(task, left, calls: list[int], *, isolation: bool = True, layers: int | None = None):
     """``(property, witness, unknown reason)`` for one task: a leak walk, then isolation walks.
 
     ``task`` has ``mask``, ``inputs``, ``labels`` and ``isolate`` (a ``theory.task.Task``).
@@ -125,10 +130,12 @@ def find_leak_or_isolation_walk(task, left, calls: list[int], *, isolation: bool
     :func:`find_leak_path` / :func:`find_flow_path`), or ``None`` when the task is clean
     (``isolation=False``: only the leak walk). ``left()`` gives the seconds for the next
     solver call (it may raise ``TimeoutError``); ``calls[0]`` counts the solver calls.
-    A solver ``unknown`` ends the search with its reason.
+    A solver ``unknown`` ends the search with its reason. ``layers`` bounds the walks
+    (a violation within that many layers); default: any depth.
     """
+    steps = None if layers is None else min(layers, task.mask.shape[0] - 1)
     calls[0] += 1
-    answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=left())
+    answer = find_leak_path(task.mask, task.inputs, task.labels, timeout=left(), steps=steps)
     if answer.status == UNKNOWN:
         return None, None, answer.reason
     if answer.status == SAT:
@@ -137,7 +144,7 @@ def find_leak_or_isolation_walk(task, left, calls: list[int], *, isolation: bool
         for g, group in enumerate(task.isolate):
             others = [p for h, members in enumerate(task.isolate) if h != g for p in members]
             calls[0] += 1
-            answer = find_flow_path(task.mask, others, group, timeout=left())
+            answer = find_flow_path(task.mask, others, group, timeout=left(), steps=steps)
             if answer.status == UNKNOWN:
                 return None, None, answer.reason
             if answer.status == SAT:

@@ -31,7 +31,7 @@ def test_butterfly_n4_json(capsys):
     data = analyze_json(capsys, "butterfly:n=4")
     assert data["convergence_depth"] == 1
     assert len(data["classes"]) == 10
-    assert data["n"] == 10 and data["dense"] is True and data["residual"] is True
+    assert data["positions"] == 10 and data["dense"] is True and data["residual"] is True
     # check the JSON against the networkx reference, not against the engine
     ref = reference_order(build_mask("butterfly:n=4").matrix)
     assert {frozenset(c) for c in data["classes"]} == set(ref.classes)
@@ -198,6 +198,6 @@ def test_bad_specs_and_usage_exit_2(capsys, argv, needle):
 def test_console_entry_point_and_module():
     out = subprocess.run([sys.executable, "-m", "hasse", "analyze", "causal:n=2", "--json"],
                          cwd=ROOT, capture_output=True, text=True)
-    assert out.returncode == 0 and json.loads(out.stdout)["n"] == 2
+    assert out.returncode == 0 and json.loads(out.stdout)["positions"] == 2
     out = subprocess.run([sys.executable, "-m", "hasse", "--help"], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0 and "analyze" in out.stdout and "catalog" in out.stdout

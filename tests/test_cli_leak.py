@@ -97,23 +97,23 @@ def test_png_with_path(capsys, tmp_path):
 
 
 def test_counterexample_finds_n2(capsys):
-    code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--max-n", "8", "--json")
+    code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--n", "8", "--json")
     data = json.loads(out)
-    assert code == 1 and data["n"] == 2 and data["property"] == "leak"
+    assert code == 1 and data["tokens"] == 2 and data["property"] == "leak"
     assert data["leaks"][0]["depth"] == 2 and len(data["mask"]) == 3 * 2 - 2
-    code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--max-n", "8")
+    code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--n", "8")
     assert code == 1 and "n = 2" in out and "agg(x0)" in out
 
 
 def test_counterexample_with_fixed_parameter_and_none(capsys):
     code, out, _ = run(capsys, "counterexample", "bad_block_own_content:block=2", "--json")
     data = json.loads(out)
-    assert code == 1 and data["n"] == 2 and data["skipped"][0]["n"] == 1
-    code, out, _ = run(capsys, "counterexample", "butterfly", "--max-n", "6", "--json")
+    assert code == 1 and data["tokens"] == 2 and data["skipped"][0]["tokens"] == 1
+    code, out, _ = run(capsys, "counterexample", "butterfly", "--n", "6", "--json")
     data = json.loads(out)
-    assert code == 0 and data["n"] is None and data["checked"] == [1, 2, 3, 4, 5, 6]
-    code, out, _ = run(capsys, "counterexample", "infill", "--max-n", "5", "--json")
-    assert code == 0 and json.loads(out)["n"] is None
+    assert code == 0 and data["tokens"] is None and data["checked"] == [1, 2, 3, 4, 5, 6]
+    code, out, _ = run(capsys, "counterexample", "infill", "--n", "5", "--json")
+    assert code == 0 and json.loads(out)["tokens"] is None
 
 
 def test_counterexample_from_python_file(capsys, tmp_path):
@@ -127,7 +127,7 @@ def test_counterexample_from_python_file(capsys, tmp_path):
     )
     code, out, _ = run(capsys, "counterexample", f"{src}:shifted_lm", "--json")
     data = json.loads(out)
-    assert code == 1 and data["n"] == 2 and data["leaks"][0]["path"] == [0, 1]
+    assert code == 1 and data["tokens"] == 2 and data["leaks"][0]["path"] == [0, 1]
 
 
 def test_flow(capsys):
@@ -191,7 +191,7 @@ def test_task_file_roundtrip_and_mask_reference(capsys, tmp_path):
     (["leak", "nosuch:n=3"], "unknown"),
     (["flow", "causal:n=4", "--from", "0", "--to", "9"], "outside"),
     (["flow", "causal:n=4", "--from", "a", "--to", "1"], "not a position"),
-    (["counterexample", "bad_butterfly_crossed:n=3"], "leave n out"),
+    (["counterexample", "bad_butterfly_crossed:n=3", "--n", "5"], "the design fixes n = 3; leave out --n"),
     (["counterexample", "bad_block_own_content"], "block"),
 ])
 def test_bad_arguments_exit_2(capsys, argv, needle):

@@ -215,14 +215,14 @@ def test_flow_reads_empty_rows_like_leak(capsys, lonely):
 
 def test_counterexample_flag_both_methods_agree(capsys):
     design = f"{XLNET_DESIGN}:make_task"
-    code, out, err = run(capsys, "counterexample", design, "--max-n", "3", "--method", "both", "--json")
+    code, out, err = run(capsys, "counterexample", design, "--n", "3", "--method", "both", "--json")
     found = json.loads(out)
-    assert code == 1 and found["n"] == 1 and found["agree"], err
+    assert code == 1 and found["tokens"] == 1 and found["agree"], err
     assert found["empty_rows"] == {"rows": [1], "policy": "attend-all", "kernels": list(er.KERNELS["attend-all"])}
-    code, out, err = run(capsys, "counterexample", design, "--max-n", "3", "--method", "both", "--json",
+    code, out, err = run(capsys, "counterexample", design, "--n", "3", "--method", "both", "--json",
                          "--empty-rows", "attend-none")
-    assert code == 0 and json.loads(out)["n"] is None, err
-    code, _, err = run(capsys, "counterexample", design, "--max-n", "3", "--empty-rows", "error")
+    assert code == 0 and json.loads(out)["tokens"] is None, err
+    code, _, err = run(capsys, "counterexample", design, "--n", "3", "--empty-rows", "error")
     assert code == 2 and "empty row" in err and "--empty-rows" in err
 
 

@@ -301,7 +301,7 @@ def test_merge_out_is_a_task_file(capsys, tmp_path):
     code, text, _ = run(capsys, "leak", str(out), "--json")
     assert code == 0 and json.loads(text)["leak_free"]
     code, text, _ = run(capsys, "analyze", str(out), "--json")
-    assert code == 0 and json.loads(text)["n"] == 10
+    assert code == 0 and json.loads(text)["positions"] == 10
 
 
 def test_merge_sparse_and_png(capsys, tmp_path):

@@ -329,10 +329,10 @@ def run(capsys, *argv):
     ("block:block=2", None, None),
 ])
 def test_counterexample_methods_agree(capsys, design, n, prop):
-    code, out, err = run(capsys, "counterexample", design, "--max-n", "6", "--method", "both", "--json")
+    code, out, err = run(capsys, "counterexample", design, "--n", "6", "--method", "both", "--json")
     data = json.loads(out)
-    assert data["agree"] and data["n"] == n and data["property"] == prop, err
-    assert [m["n"] for m in data["methods"]] == [n, n] and code == (1 if n else 0)
+    assert data["agree"] and data["tokens"] == n and data["property"] == prop, err
+    assert [m["tokens"] for m in data["methods"]] == [n, n] and code == (1 if n else 0)
     if n:
         z3 = data["methods"][1]["witness"]
         assert z3["path"][0] == z3["source"] and z3["path"][-1] == z3["position"]
@@ -342,9 +342,9 @@ def test_counterexample_z3_finds_the_inconsistent_design(capsys):
     code, out, _ = run(capsys, "counterexample", "bad_block_query_history:block=2", "--inference", "block:block=2",
                        "--method", "both", "--json")
     data = json.loads(out)
-    assert code == 1 and data["agree"] and data["n"] == 4 and data["property"] == "inconsistency"
+    assert code == 1 and data["agree"] and data["tokens"] == 4 and data["property"] == "inconsistency"
     code, out, _ = run(capsys, "counterexample", "block_two_stream:block=2", "--inference", "block:block=2",
-                       "--method", "z3", "--max-n", "6")
+                       "--method", "z3", "--n", "6")
     assert code == 0 and "no leak or isolation violation and no inconsistency" in out
 
 
@@ -355,7 +355,7 @@ def test_counterexample_text_and_disagreement(capsys, monkeypatch):
     from hasse.solvers.z3_prove import Answer
 
     monkeypatch.setattr(walks, "find_leak_path", lambda *a, **k: Answer(UNSAT))  # a broken Z3 side
-    code, out, err = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "both", "--max-n", "3")
+    code, out, err = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "both", "--n", "3")
     assert code == 1 and "METHODS DISAGREE" in err
 
 

@@ -6,8 +6,9 @@ family (``infill``: every task of the family), or ``file.py:make_task`` — a
 function of ``n`` returning a task (a :class:`~theory.task.Task` or its JSON
 object) or a list of them (:func:`design_builder`).
 
-A search makes one pass over ``n = 1, 2, …, max_n`` (:func:`design_sizes`) and stops
-at the first ``n`` where, in this order,
+A search makes one pass over ``n = 1, 2, …, max_n`` (:func:`design_sizes`; a design
+spec that gives ``n`` itself, ``butterfly:n=4``, is searched at that size only) and
+stops at the first ``n`` where, in this order,
 
 1. a task of the design leaks or breaks isolation in the limit (tasks in order; leak
    before isolation);
@@ -89,7 +90,7 @@ def _is_file_design(design: str) -> bool:
 
 
 def design_fixes_n(design: str) -> bool:
-    """True when a built-in design spec gives ``n`` itself; a search chooses ``n``, so it must be left out.
+    """True when a built-in design spec gives ``n`` itself (then the search tries that size only).
 
     A ``file.py:function`` design never does.
 
@@ -103,6 +104,41 @@ def design_fixes_n(design: str) -> bool:
     return "n" in parse_spec(design)[1]
 
 
+def design_size(design: str | None) -> int | None:
+    """The size a built-in design spec fixes (``butterfly:n=4`` -> 4), or None when it leaves ``n`` out.
+
+    >>> design_size("butterfly:n=4"), design_size("bad_block_own_content:block=2"), design_size(None)
+    (4, None, None)
+    >>> design_size("butterfly:n=four")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: butterfly:n=four: n must be a positive integer, got 'four'
+    """
+    if design is None or not design_fixes_n(design):
+        return None
+    from hasse.theory.catalog import parse_spec
+
+    raw = parse_spec(design)[1]["n"]
+    if not raw.isdigit() or int(raw) < 1 or len(raw) > 9:
+        raise InputError(f"n must be a positive integer, got {raw!r}", design)
+    return int(raw)
+
+
+def without_n(design: str) -> str:
+    """The design spec with its ``n`` left out (``butterfly:n=4`` -> ``butterfly``); other designs unchanged.
+
+    >>> without_n("bad_block_own_content:n=4,block=2"), without_n("butterfly:n=4"), without_n("infill")
+    ('bad_block_own_content:block=2', 'butterfly', 'infill')
+    """
+    if not design_fixes_n(design):
+        return design
+    from hasse.theory.catalog import parse_spec
+
+    name, raw = parse_spec(design)
+    params = ",".join(f"{k}={v}" for k, v in raw.items() if k != "n")
+    return name + (f":{params}" if params else "")
+
+
 def design_builder(design: str) -> Callable[[int], list[Task]]:
     """A function ``n -> tasks`` for a design spec, a family name or ``file.py:function``."""
     if _is_file_design(design):
@@ -110,9 +146,7 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
         return _file_builder(head, function, design)
     from hasse.theory.catalog import build_spec, parse_spec, resolve_spec
 
-    name, raw = parse_spec(design)
-    if "n" in raw:
-        raise InputError("leave n out of the design: the search sets the sizes to try (max_n)", design)
+    name, raw = parse_spec(without_n(design))  # a fixed n is the size to search (design_sizes), not a parameter
     params = ",".join(f"{k}={v}" for k, v in raw.items())
     for kind in ("task", "family"):
         text = f"{name}:n=2" + (f",{params}" if params else "")
@@ -162,15 +196,17 @@ def _file_builder(path: str, function: str, source: str) -> Callable[[int], list
 
 
 def design_sizes(design: str, max_n: int, build, progress=None):
-    """``(generator of (n, tasks), skipped)`` for ``n = 1 … max_n``.
+    """``(generator of (n, tasks), skipped)`` for ``n = 1 … max_n``, or only the size the design fixes.
 
     Sizes at which a built-in design does not exist (its builder raises InputError)
     are skipped and collected as ``(n, reason)``; a ``file.py`` design's error is raised.
     """
     skipped: list[tuple[int, str]] = []
+    fixed = design_size(design)
+    sizes = range(1, max_n + 1) if fixed is None else (fixed,)
 
     def gen():
-        for n in range(1, max_n + 1):
+        for n in sizes:
             if progress:
                 progress(n)
             try:
@@ -213,13 +249,14 @@ def witness_of(violation: Leak | Flow) -> dict:
 
 def find_counterexample(design: str, max_n: int, *, merged: bool = False, inference: str | None = None,
                         progress: Callable[[int], None] | None = None,
-                        empty_rows: str = LEAK_DEFAULT) -> Counterexample:
+                        empty_rows: str = LEAK_DEFAULT, layers: int | None = None) -> Counterexample:
     """The direct search: the first ``n`` at which (1), (2) with ``merged``, or (3) with ``inference`` holds.
 
     Each size is decided by the kit's analysis: ``find_leaks`` on every task and, with
     ``merged``, on the merged task of a family; ``check_consistency`` with the
     inference family. ``progress(n)`` is called before each size. Empty rows are
     read by the policy ``empty_rows`` (:mod:`theory.empty_rows`; default attend-all).
+    With ``layers``, a leak or isolation violation counts only within that many layers.
 
     Raises
     ------
@@ -243,15 +280,16 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
     for n, tasks in sizes:
         checked.append(n)
         for i, task in enumerate(tasks):
-            report = find_leaks(task, empty_rows=empty_rows)
-            if report.leaks or report.isolation:
-                first = (report.leaks or report.isolation)[0]
-                return found(n, "leak" if report.leaks else "isolation", f"task {i}", task, witness_of(first), report)
+            report = find_leaks(task, layers, empty_rows=empty_rows)
+            leaks, isolation = report.leaks_within(), report.isolation_within()
+            if leaks or isolation:
+                first = (leaks or isolation)[0]
+                return found(n, "leak" if leaks else "isolation", f"task {i}", task, witness_of(first), report)
         if merged and len(tasks) > 1:
             merged_task = merge.family_to_merged_task(tasks).task
-            report = find_leaks(merged_task, empty_rows=empty_rows)
-            if report.leaks:
-                return found(n, "leak", "merged task", merged_task, witness_of(report.leaks[0]), report)
+            report = find_leaks(merged_task, layers, empty_rows=empty_rows)
+            if report.leaks_within():
+                return found(n, "leak", "merged task", merged_task, witness_of(report.leaks_within()[0]), report)
         inference_tasks = infer(n) if infer else None
         if inference_tasks:
             for i, task in enumerate(tasks):

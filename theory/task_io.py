@@ -54,6 +54,23 @@ def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = F
     raise InputError(f"'mask' must be a spec, a file path or a list of 0/1 rows, got {type(value).__name__}", source)
 
 
+TASK_FIELDS = frozenset({"name", "tokens", "inputs", "labels", "mask", "isolate", "names"})
+# The report fields that `hasse counterexample --json`, `hasse flow --json` and `hasse merge --json`
+# write beside the task fields (design §7): a task reader accepts and ignores them, so those
+# outputs are task files; any other unknown field is still an error (a typo in a hand-written file).
+REPORT_FIELDS = frozenset({
+    "command", "version", "input", "spec", "positions", "layers", "empty_rows", "key_only", "heads",
+    # counterexample
+    "property", "where", "checked", "skipped", "leaks", "isolation", "method", "methods", "agree", "inference",
+    "mismatches",
+    # flow
+    "from", "to", "flow_free", "flows", "flows_beyond_layers",
+    # merge
+    "family", "tasks", "task_nodes", "groups", "nodes", "node_of_position", "hasse_edges", "mapping", "copies",
+    "minimum", "exact_isomorphism_tests", "formulas", "formulas_hold", "sparse",
+})
+
+
 def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None, *, trust_code: bool = False,
                    fallback=None) -> Task:
     """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any.
@@ -63,7 +80,7 @@ def task_from_dict(data, source: str, folder: str = "", tokens: int | None = Non
     """
     if not isinstance(data, dict):
         raise InputError(f"a task must be a JSON object, got {type(data).__name__}", source)
-    unknown = set(data) - {"name", "tokens", "inputs", "labels", "mask", "isolate", "names"}
+    unknown = set(data) - TASK_FIELDS - REPORT_FIELDS  # a command's report fields are read past (design §7)
     if unknown:
         raise InputError(f"unknown task field(s): {', '.join(sorted(unknown))}", source)
     for key in ("inputs", "labels", "mask"):
