@@ -27,6 +27,8 @@ def add_range_arguments(p) -> None:
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
     add_query_arguments(p)
     add_convention_argument(p)
+    p.add_argument("--trust-code", action="store_true",
+                   help="let a .json mask whose 'mask' names file.py:function run it, at --n (default: refused)")
 
 
 def add_convention_argument(p) -> None:
@@ -51,9 +53,10 @@ def add_query_arguments(p) -> None:
 
 
 def query_options(args) -> dict:
-    """``queries`` and ``kv_len`` from parsed arguments (absent options: None)."""
+    """``queries``, ``kv_len``, ``convention`` and ``trust_code`` from parsed arguments (absent options: defaults)."""
     return {"queries": getattr(args, "queries", None), "kv_len": getattr(args, "kv_len", None),
-            "convention": getattr(args, "convention", None) or "auto"}
+            "convention": getattr(args, "convention", None) or "auto",
+            "trust_code": bool(getattr(args, "trust_code", False))}
 
 
 def key_only_line(key_only, kind: str) -> str | None:

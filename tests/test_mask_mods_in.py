@@ -395,3 +395,16 @@ def test_mask_json_with_a_mask_mod_needs_trust_and_n(capsys, tmp_path, gym):
         assert_no_leak(str(path), labels=[1, 2, 3, 4, None], n=5)
     with pytest.raises(AssertionError, match="position 0 \\(target 1\\)"):
         assert_no_leak(str(path), labels=[1, 2, 3, 4, None], n=5, trust_code=True)
+
+
+def test_analyze_and_flow_take_trust_code(capsys, tmp_path, gym):
+    path = tmp_path / "mask.json"
+    path.write_text(json.dumps({"mask": "attn_gym_masks.py:generate_sliding_window(1)"}))
+    code, out, err = run(capsys, "analyze", path, "--n", 6)
+    assert code == 2 and "pass --trust-code" in err
+    code, out, err = run(capsys, "analyze", path, "--n", 6, "--trust-code", "--json")
+    assert code == 0, err
+    assert json.loads(out)["classes"] == [[i] for i in range(6)]
+    code, out, err = run(capsys, "flow", path, "--n", 6, "--trust-code", "--from", 0, "--to", 5, "--json")
+    assert code == 1, err
+    check_witness(json.loads(out)["flows"][0]["path"], ref_sliding(6, 1), 5, 0)
