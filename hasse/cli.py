@@ -86,11 +86,48 @@ def _warning_line(message, category, filename, lineno, file=None, line=None) -> 
     print(f"hasse: warning: {message}", file=sys.stderr)
 
 
+def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The innermost (sub)parser that ``args`` went through: ``hasse leak`` for ``hasse leak TASK``.
+
+    >>> p = build_parser()
+    >>> chosen_parser(p, p.parse_args(["leak", "t.json"])).prog, chosen_parser(p, p.parse_args([])).prog
+    ('hasse leak', 'hasse')
+    """
+    owner = parser
+    while True:
+        subs = [a for a in owner._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name is None or name not in subs[0].choices:
+            return owner
+        owner = subs[0].choices[name]
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """``parser.parse_args(argv)``, but an unknown argument is reported by the subcommand it follows.
+
+    argparse lets the top-level parser report the arguments no subparser knew, so
+    ``hasse leak t.json --bogus`` said ``hasse: error: …``; here the subcommand that was
+    chosen reports them, in one line that names it (``hasse leak: error: unrecognized
+    arguments: --bogus (see hasse leak --help)``). Arguments given before the command
+    stay the top-level parser's.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        owner = chosen_parser(parser, args)
+        command = getattr(args, "command", None)
+        if command in argv and extras[0] in argv and argv.index(extras[0]) < argv.index(command):
+            owner = parser
+        owner.error(f"unrecognized arguments: {' '.join(extras)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "run", None):
-        parser.print_help()
+    args = parse_arguments(parser, argv)
+    if not getattr(args, "run", None):  # `hasse` alone: the usage, and why it stopped (stderr, exit 2)
+        parser.print_usage(sys.stderr)
+        print("hasse: error: no command given (see hasse --help)", file=sys.stderr)
         return EXIT_BAD_INPUT
     try:
         from hasse.output import refuse_outputs_onto_inputs

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
+import time
 
 from hasse.output import ascii_aware, emit_json, json_header
+from hasse.output import PROGRESS, clear_progress, progress, say
 from hasse.parsers import add_command
 from hasse.theory.errors import InputError
 
@@ -72,7 +75,7 @@ def run(args) -> int:
     from hasse.proofs import registry
     from hasse.proofs.certificate import refuse_overwrite
     from hasse.proofs.certificate_combine import combine_certificates
-    from hasse.proofs.cli import format_result, parse_shard, prove
+    from hasse.proofs.cli import parse_shard, prove
     from hasse.proofs.theorem import disagreement
 
     if args.workers < 1:
@@ -96,17 +99,73 @@ def run(args) -> int:
             print(f"hasse: no {args.method} check for {', '.join(skipped)}: not run", file=sys.stderr)
     refuse_sizes(theorems, args.n, args.method, args.workers)
     results, loud = [], []
+    table = verdict_columns(theorems, args.n, args.method)
+    if not args.json:
+        say(table.header())
     for theorem in theorems:
         rs = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers, shard=shard,
-                   show_progress=not args.json)
+                   show_progress=not args.json, progress_factory=progress_callback)
+        clear_progress()  # a check stopped early (timeout, counterexample) leaves its status line
         results += rs
         message = disagreement(rs)
         if message:
             loud.append(message)
         if not args.json:
             for r in rs:
-                print(format_result(r), flush=True)
+                say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
     return _report(args, results, loud, printed=True)
+
+
+VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}
+WITNESS_CHARS, COUNTEREXAMPLE_CHARS = 300, 600  # longer JSON is cut, with "… (+K more characters)"
+
+
+def verdict_columns(theorems, n: int, method: str):
+    """The aligned columns of the verdict lines: theorem, n, method, verdict, seconds, then free text.
+
+    The widths are fixed before the first result from every theorem name and method of
+    the run, so the rows printed as each theorem finishes line up (hasse.tables.Columns).
+    """
+    from hasse.proofs.theorem import METHODS
+    from hasse.tables import Columns
+
+    methods = METHODS if method == "both" else (method,)
+    samples = [(t.name, f"n={n}", m, "REFUTED", "9999.99 s") for t in theorems for m in methods]
+    if not samples:
+        samples = [("", f"n={n}", "", "REFUTED", "9999.99 s")]
+    return Columns(("theorem", "n", "method", "verdict", "seconds", "checked"), samples, right=(4,))
+
+
+def result_lines(table, r, *, ascii: bool = False) -> list[str]:
+    """One aligned row per result, then its witness or counterexample (JSON, cut with an ellipsis and a count)."""
+    from hasse.tables import cut
+
+    tail = f"{r.checked:,}"
+    if r.reason:
+        tail += f"  ({r.reason})"
+    if r.details.get("only"):
+        tail += f"  [{r.details['only']}]"
+    lines = [table.row((r.theorem, f"n={r.n}", r.method, VERDICT_WORDS[r.verdict], f"{r.seconds:.2f} s", tail))]
+    for what, value, limit in (("witness", r.witness, WITNESS_CHARS),
+                               ("counterexample", r.counterexample, COUNTEREXAMPLE_CHARS)):
+        if value is not None:
+            lines.append(f"    {what}: {cut(json.dumps(value, default=str), limit, ascii=ascii)}")
+    return lines
+
+
+def progress_callback(label: str):
+    """The status line of one check, ``label: done/total (rate/s, s left)`` (None when stderr is no terminal)."""
+    if not PROGRESS.live:
+        return None
+    start = time.monotonic()
+
+    def show(done: int, total: int) -> None:
+        elapsed = max(time.monotonic() - start, 1e-9)
+        rate = done / elapsed
+        left = f"{(total - done) / rate:,.0f} s left" if rate > 0 else "estimating"
+        progress(f"  {label}: {done:,}/{total:,} ({rate:,.0f}/s, {left})", force=done >= total)
+
+    return show
 
 
 def refuse_sizes(theorems, n: int, method: str, workers: int = 1) -> None:
@@ -132,11 +191,16 @@ def refuse_sizes(theorems, n: int, method: str, workers: int = 1) -> None:
 
 def _report(args, results, loud, printed: bool = False, sources: dict | None = None) -> int:
     from hasse.proofs.certificate import write_certificate
-    from hasse.proofs.cli import exit_status, format_result
+    from hasse.proofs.cli import exit_status
 
     if not args.json and not printed:
+        from hasse.proofs import registry
+
+        names = list(dict.fromkeys(r.theorem for r in results))
+        table = verdict_columns([registry.get(x) for x in names], args.n, args.method)
+        say(table.header())
         for r in results:
-            print(format_result(r), flush=True)
+            say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
     if args.certificate:
         write_certificate(args.certificate, results, sources=sources, inputs=tuple(args.combine or ()))
     if (args.json or args.out) and emit_json(args, {**json_header("prove", args.name), "n": args.n,

@@ -37,12 +37,102 @@ def to_jsonable(value):
 
 def print_json(obj) -> None:
     """Print one JSON object on stdout (compact rows of 0/1 stay readable)."""
+    clear_progress()
     json.dump(to_jsonable(obj), sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
 
 
 def warn(message: str) -> None:
+    clear_progress()
     print(f"hasse: warning: {message}", file=sys.stderr)
+
+
+class ProgressLine:
+    """One status line on stderr, rewritten in place on a terminal and cleared before any result is printed.
+
+    On a terminal, :meth:`show` writes ``"\\r" + text + ESC[K`` (the text cut to the
+    terminal's width, so it never wraps onto a line that ``\\r`` cannot reach) and
+    :meth:`clear` writes ``"\\r" + ESC[K``. When the stream is not a terminal (a file, a
+    pipe, a CI log) nothing is written at all (design.md §7: progress only on a
+    terminal), so a captured stderr never holds a half line before a verdict.
+
+    >>> import io
+    >>> class Tty(io.StringIO):
+    ...     def isatty(self): return True
+    >>> line = ProgressLine(Tty(), min_interval=0); line.show("trying n = 3"); line.clear()
+    >>> line.stream.getvalue().encode()
+    b'\\rtrying n = 3\\x1b[K\\r\\x1b[K'
+    >>> quiet = ProgressLine(io.StringIO()); quiet.show("trying n = 3"); quiet.clear(); quiet.stream.getvalue()
+    ''
+    """
+
+    CLEAR_TO_END = "\x1b[K"
+
+    def __init__(self, stream=None, min_interval: float = 0.2):
+        self._stream = stream  # None: sys.stderr as it is at each call (pytest's capture swaps it)
+        self.min_interval = min_interval  # seconds between two redraws (the last one of a run is forced)
+        self.shown = False  # a status is on the screen and must be cleared before anything else
+        self._last = float("-inf")
+
+    @property
+    def stream(self):
+        return self._stream if self._stream is not None else sys.stderr
+
+    @property
+    def live(self) -> bool:
+        try:
+            return bool(self.stream.isatty())
+        except (AttributeError, ValueError):  # a closed or a bare stream
+            return False
+
+    def show(self, text: str, force: bool = False) -> None:
+        """Replace the status by ``text`` (one line; only on a terminal, at most every ``min_interval`` s)."""
+        import time
+
+        if not self.live:
+            return
+        now = time.monotonic()
+        if not force and self.shown and now - self._last < self.min_interval:
+            return
+        self._last = now
+        import shutil
+
+        width = shutil.get_terminal_size((80, 24)).columns - 1
+        text = text.replace("\n", " ").replace("\r", " ")
+        if len(text) > width:
+            text = text[:max(width - 1, 0)] + "…"
+        self.stream.write("\r" + text + self.CLEAR_TO_END)
+        self.stream.flush()
+        self.shown = True
+
+    def clear(self) -> None:
+        """Erase the status line (nothing to do when none is shown)."""
+        if self.shown:
+            self.shown = False
+            try:
+                self.stream.write("\r" + self.CLEAR_TO_END)
+                self.stream.flush()
+            except (ValueError, OSError):
+                pass
+
+
+PROGRESS = ProgressLine()
+
+
+def progress(text: str, force: bool = False) -> None:
+    """Show ``text`` as the status line of a long run (stderr, only on a terminal). See :class:`ProgressLine`."""
+    PROGRESS.show(text, force)
+
+
+def clear_progress() -> None:
+    """Erase the status line, if one is shown: every command calls it (or :func:`say`) before a result."""
+    PROGRESS.clear()
+
+
+def say(*lines: str) -> None:
+    """Print result lines on stdout after clearing the status line, and flush (results appear as they come)."""
+    clear_progress()
+    print(*lines, sep="\n", flush=True)
 
 
 OUTPUT_OPTIONS = {"out": "--out", "png": "--png", "dot": "--dot", "certificate": "--certificate"}

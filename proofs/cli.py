@@ -48,17 +48,21 @@ def progress_printer(label: str):
         last[0] = now
         rate = done / max(now - start, 1e-9)
         left = (total - done) / rate if rate > 0 else float("inf")
-        print(f"\r  {label}: {done:,}/{total:,} ({rate:,.0f}/s, {left:,.0f} s left)   ", end="", file=sys.stderr,
+        print(f"\r  {label}: {done:,}/{total:,} ({rate:,.0f}/s, {left:,.0f} s left)\x1b[K", end="", file=sys.stderr,
               flush=True)
         if done >= total:
-            print("\r" + " " * 78 + "\r", end="", file=sys.stderr, flush=True)
+            print("\r\x1b[K", end="", file=sys.stderr, flush=True)
 
     return show
 
 
 def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None, workers: int = 1,
-          shard: tuple[int, int] | None = None, show_progress: bool = True) -> list[Result]:
+          shard: tuple[int, int] | None = None, show_progress: bool = True, progress_factory=None) -> list[Result]:
     """Run ``method`` for one theorem; ``both`` runs every method the theorem has.
+
+    ``progress_factory(label)`` returns the progress callback ``(done, total)`` of one
+    method (``hasse prove`` passes its own, which ``hasse.output`` clears before each
+    result); default: :func:`progress_printer`.
 
     A theorem without a Z3 check (the engine theorems: the engine is Python code,
     design.md §5) runs under ``both`` with the exhaustive method alone, and its result
@@ -74,7 +78,7 @@ def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None
     results = []
     for m in methods:
         label = f"{theorem.name} n={n} {m}"
-        ctx = Context(timeout=timeout, progress=progress_printer(label) if show_progress else None,
+        ctx = Context(timeout=timeout, progress=(progress_factory or progress_printer)(label) if show_progress else None,
                       workers=workers, shard=shard)
         result = run_theorem(theorem, n, m, ctx)
         if missing:
@@ -93,10 +97,19 @@ def format_result(r: Result) -> str:
     if r.details.get("only"):
         line += f"  [{r.details['only']}]"
     if r.witness is not None:
-        line += f"\n         witness: {json.dumps(r.witness, default=str)[:300]}"
+        line += f"\n         witness: {_cut(json.dumps(r.witness, default=str), 300)}"
     if r.counterexample is not None:
-        line += f"\n         counterexample: {json.dumps(r.counterexample, default=str)[:600]}"
+        line += f"\n         counterexample: {_cut(json.dumps(r.counterexample, default=str), 600)}"
     return line
+
+
+def _cut(text: str, limit: int) -> str:
+    """``text`` up to ``limit`` characters, then ``… (+K more characters)`` (as ``hasse.tables.cut``).
+
+    >>> _cut("abcdef", 4), _cut("abc", 4)
+    ('abcd… (+2 more characters)', 'abc')
+    """
+    return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit:,} more characters)"
 
 
 def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
@@ -120,6 +133,8 @@ def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if sys.stderr.isatty():  # a check stopped early (timeout, counterexample) leaves its progress line: clear it
+        print("\r\x1b[K", end="", file=sys.stderr, flush=True)
     if args.json:
         print(json.dumps({"n": args.n, "results": [r.to_json() for r in results]}, default=str))
     else:
