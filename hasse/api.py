@@ -15,6 +15,7 @@ False
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Iterable
 
 import numpy as np
@@ -27,20 +28,31 @@ from hasse.theory.consistency import check_consistency as _check_consistency
 from hasse.theory.leak import Flow, LeakReport
 from hasse.theory.leak import find_flows as _find_flows
 from hasse.theory.leak import find_leaks as _find_leaks
-from hasse.theory.mask import NamedMask, as_mask, square_up
+from hasse.theory.mask import NamedMask
 from hasse.theory.merge import MergedTask
 from hasse.theory.merge import family_to_merged_task as _family_to_merged_task
 from hasse.theory.reach import reach as _reach
 from hasse.theory.task import Task
 
 
-def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None) -> NamedMask:
+def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
+              convention: str = "auto", heads: int | None = None, batch: int | None = None) -> NamedMask:
     """The mask ``source`` names, read exactly as every command reads its MASK argument.
 
     ``source`` is a 0/1 matrix (``source[q, k]`` = query ``q`` may attend key ``k``),
     a :class:`~hasse.theory.mask.NamedMask`, a built-in spec (``"causal:n=4"``), a
-    file (``.npy``, ``.txt``/``.csv`` rows, ``.json``) or ``"file.py:mask_mod"``
-    evaluated on an ``n × n`` grid (``n × kv_len`` with ``kv_len``).
+    file (``.npy``, ``.pt``/``.pth``, ``.txt``/``.csv`` rows, ``.json``) or
+    ``"file.py:mask_mod"`` evaluated on an ``n × n`` grid (``n × kv_len`` with ``kv_len``).
+
+    Arrays, torch tensors and FlexAttention ``BlockMask`` objects are taken as they are
+    (design §7, MASK forms): rank 2 ``(Q, K)``, 3 ``(H, Q, K)`` (with ``heads``: the
+    ``(B * H, Q, K)`` layout of ``nn.MultiheadAttention``) or 4 ``(B, H, Q, K)``; the
+    result is batch row 0's union over heads (its ``spec`` says so when there are
+    several batch rows). ``convention`` reads the values: ``"auto"`` (default: bool
+    and integers are 0/1 allowed, a float with a negative value is additive),
+    ``"allowed"``, ``"blocked"`` (true = may NOT attend) or ``"additive"`` (0 or a bias
+    above -1e4 attends; -inf, the dtype's minimum, <= -1e4 blocks). A ``BlockMask`` is
+    read per token: full blocks, and partial blocks through its ``mask_mod``.
 
     A non-square ``(Q, K)`` mask (a KV-cache decode, chunked prefill, cross-attention)
     becomes a square mask over positions (:func:`hasse.theory.mask.square_up`):
@@ -64,13 +76,20 @@ def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_le
     """
     if isinstance(source, NamedMask):
         return source
-    if isinstance(source, str):
-        return _load_mask_source(source, n, queries=queries, kv_len=kv_len)
-    matrix = as_mask(source, square=False)  # (Q, K)
-    key_only, kind = (), ""
-    if matrix.shape[0] != matrix.shape[1] or queries == "separate":
-        matrix, key_only, kind = square_up(matrix, queries, "array")
-    return NamedMask(matrix, tuple(str(i) for i in range(matrix.shape[0])), "array", key_only, kind)
+    if isinstance(source, str) and heads is None and batch is None:
+        return _load_mask_source(source, n, queries=queries, kv_len=kv_len, convention=convention)
+    if isinstance(source, str):  # declared heads or batch rows: a mask_mod's ranges, or an array's layout
+        from hasse.masks_in import load_heads
+
+        named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, convention=convention)
+        if grid.batch_rows > 1:
+            named = replace(named, spec=f"{named.spec} [batch row 0 of {grid.batch_rows}]")
+        return named
+    from hasse.gpu_check.torch_masks import torch_reader_or_none
+    from hasse.theory.mask_io import load_mask as _load_any
+
+    return _load_any(source, n=n, queries=queries, kv_len=kv_len, convention=convention,
+                     torch_reader=torch_reader_or_none(), heads=heads, batch=batch)
 
 
 def load_task(source, *, trust_code: bool = False) -> Task:

@@ -30,7 +30,7 @@ import numpy as np
 
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
-from hasse.theory.heads import HeadMasks, layer_mask, mask_mod_grid, single
+from hasse.theory.heads import HeadMasks, layer_mask, mask_mod_grid
 from hasse.theory.leak import nearest_sources
 
 
@@ -48,22 +48,27 @@ def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
     return out
 
 
-def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_code: bool = False) -> HeadMasks:
+def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_code: bool = False,
+             convention: str = "auto") -> HeadMasks:
     """The masks per batch row and head of whatever ``assert_no_leak`` was given."""
     if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
         from hasse.masks_in import load_heads
 
-        return load_heads(mask, n, heads, batch, trust_code=trust_code)[1]
-    if callable(mask):
-        if n is None:
-            raise ValueError("a mask_mod needs n, the number of positions")
-        from hasse.gpu_check.mask_mod import torch_fallback_or_none
+        return load_heads(mask, n, heads, batch, trust_code=trust_code, convention=convention)[1]
+    from hasse.theory.mask_arrays import is_block_mask
 
-        return mask_mod_grid(mask, n, heads, batch, source=getattr(mask, "__name__", "mask_mod"),
-                             fallback=torch_fallback_or_none())
-    if heads is not None or batch is not None:
-        raise ValueError("heads and batch apply to a mask_mod (a matrix is one mask for every head and batch row)")
-    return single(mask)
+    if not callable(mask) or is_block_mask(mask):  # an array, a tensor (any rank, any convention), a BlockMask
+        from hasse.gpu_check.torch_masks import torch_reader_or_none
+        from hasse.theory.mask_io import load_mask_grid
+
+        return load_mask_grid(mask, n=n, heads=heads, batch=batch, convention=convention,
+                              torch_reader=torch_reader_or_none())[1]
+    if n is None:  # a mask_mod
+        raise ValueError("a mask_mod needs n, the number of positions")
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+
+    return mask_mod_grid(mask, n, heads, batch, source=getattr(mask, "__name__", "mask_mod"),
+                         fallback=torch_fallback_or_none())
 
 
 def assert_no_leak(
@@ -77,6 +82,7 @@ def assert_no_leak(
     batch: int | None = None,
     empty_rows: str = LEAK_DEFAULT,
     trust_code: bool = False,
+    convention: str = "auto",
 ) -> None:
     """Fail (AssertionError) if any supervised position depends on a position holding its target.
 
@@ -84,7 +90,10 @@ def assert_no_leak(
     ----------
     mask : an ``(n, n)`` 0/1 matrix with ``mask[q, k]`` = q attends k, a
         FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)`` together with ``n``,
-        or a string as the command line takes it (``"causal:n=4"``, a file).
+        or a string as the command line takes it (``"causal:n=4"``, a file). Arrays
+        and torch tensors of rank 2–4 (``(H, Q, K)``, ``(B, H, Q, K)``: every batch
+        row is checked, a layer is the union over heads) in any ``convention``, and
+        FlexAttention ``BlockMask`` objects, are read as :func:`hasse.load_mask` reads them.
     labels : per position, the token(s) predicted there (None when unsupervised).
     sources : per position, the token(s) whose content it holds (None for a
         ``[MASK]``); default: position ``i`` holds token ``i``.
@@ -99,13 +108,16 @@ def assert_no_leak(
         (FlexAttention, flash kernels: zeros) or ``"error"`` (ValueError).
     trust_code : a ``.json`` mask whose ``mask`` names ``file.py:function`` runs it
         (at ``n``); default False: refused, reading JSON never runs code.
+    convention : how an array's values read: ``"auto"`` (default), ``"allowed"``,
+        ``"blocked"`` (true = may NOT attend, ``nn.MultiheadAttention``) or
+        ``"additive"`` (0 attends, -inf / dtype minimum / <= -1e4 blocks).
 
     The message lists every leak with its shortest witness path (source first).
     """
     if layers is not None and (isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 0):
         raise ValueError(f"layers must be an integer >= 0 or None, got {layers!r}")
     try:
-        grid = _as_grid(mask, n, heads, batch, trust_code)
+        grid = _as_grid(mask, n, heads, batch, trust_code, convention)
         size = grid.n
         targets = _index_sets(labels, size, "labels")
         held = _index_sets(sources, size, "sources") if sources is not None else [frozenset([i]) for i in range(size)]
