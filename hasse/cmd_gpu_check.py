@@ -100,6 +100,8 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=int, default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
+    p.add_argument("--trust-code", action="store_true",
+                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
@@ -159,13 +161,15 @@ def _run_on(args, device: str) -> int:
     if names_a_task(args.subject):
         from hasse.theory.task_io import load_task
 
-        task = load_task(args.subject)
+        from hasse.gpu_check.mask_mod import torch_fallback_or_none
+
+        task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none())
         subject, mask, names = task.name or args.subject, task.mask, task.names
     else:
         from hasse.masks_in import load
 
         task = None
-        named = load(args.subject, n=args.n)
+        named = load(args.subject, n=args.n, trust_code=args.trust_code)
         if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
             raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and "
                              f"{named.n} key columns (key-only {named.key_only_kind} positions); check it with "

@@ -66,6 +66,8 @@ def register(sub) -> None:
     p.add_argument("--sparse", action="store_true",
                    help="also give the sparse realisation (Hasse edges + a cycle per class) and its depth")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    p.add_argument("--trust-code", action="store_true",
+                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
     p.set_defaults(run=ascii_aware(run_merge))
 
     c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
@@ -73,6 +75,8 @@ def register(sub) -> None:
     c.add_argument("train", metavar="TRAIN_TASK", help="built-in task spec or task .json file")
     c.add_argument("--inference", required=True, metavar="FAMILY",
                    help="the inference tasks: a built-in family or a family .json file")
+    c.add_argument("--trust-code", action="store_true",
+                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
     add_json_arguments(c)
     c.set_defaults(run=ascii_aware(run_consistent))
 
@@ -103,7 +107,7 @@ def run_merge(args) -> int:
     from hasse.theory.sparse import sparse_realisation
     from hasse.theory.task_io import load_family, task_to_dict
 
-    tasks = load_family(args.family)
+    tasks = load_family(args.family, **_trusted(args))
     merged = family_to_merged_task(tasks, name=f"merge({args.family})")
     t = merged.task
     formulas = _formulas(args.family, tasks)
@@ -209,12 +213,21 @@ def _draw(merged, path: str, family: str) -> None:
     draw_analysis(mask_to_analysis(t.mask, names=names), path, title=f"merge({family}): {merged.nodes} nodes")
 
 
+def _trusted(args) -> dict:
+    """``trust_code`` and the torch ``fallback`` for reading task files (``--trust-code``)."""
+    if not getattr(args, "trust_code", False):
+        return {}
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+
+    return {"trust_code": True, "fallback": torch_fallback_or_none()}
+
+
 def run_consistent(args) -> int:
     from hasse.theory.consistency import check_consistency
     from hasse.theory.task_io import load_family, load_task
 
-    train = load_task(args.train)
-    inference = load_family(args.inference)
+    train = load_task(args.train, **_trusted(args))
+    inference = load_family(args.inference, **_trusted(args))
     report = check_consistency(train, inference)
     if args.json or args.out:
         printed = emit_json(args, {**json_header("consistent", args.train, spec_of(args.train, "task")),

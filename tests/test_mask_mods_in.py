@@ -408,3 +408,39 @@ def test_analyze_and_flow_take_trust_code(capsys, tmp_path, gym):
     code, out, err = run(capsys, "flow", path, "--n", 6, "--trust-code", "--from", 0, "--to", 5, "--json")
     assert code == 1, err
     check_witness(json.loads(out)["flows"][0]["path"], ref_sliding(6, 1), 5, 0)
+
+
+def test_merge_consistent_and_gpu_check_take_trust_code(capsys, tmp_path, gym):
+    def family(mask, name):
+        tasks = [{"inputs": [[f"x{i}", i] for i in range(k)] + [["[MASK]", k]],
+                  "labels": [None] * k + [k], "mask": mask(k + 1)} for k in (1, 2, 3)]
+        path = tmp_path / name
+        path.write_text(json.dumps({"tokens": 4, "tasks": tasks}))
+        return path
+
+    by_code = family(lambda size: "attn_gym_masks.py:generate_sliding_window(10)", "code.json")
+    by_rows = family(lambda size: ref_sliding(size, 10).astype(int).tolist(), "rows.json")
+    code, out, err = run(capsys, "merge", by_code, "--json")
+    assert code == 2 and "pass --trust-code" in err
+    code, out, err = run(capsys, "merge", by_code, "--json", "--trust-code")
+    assert code == 0, err
+    merged = json.loads(out)
+    code, out, err = run(capsys, "merge", by_rows, "--json")
+    reference = json.loads(out)
+    for key in ("nodes", "hasse_edges", "mask", "labels"):
+        assert merged[key] == reference[key], key
+    train = write_task(tmp_path, "attn_gym_masks.py:generate_sliding_window(10)", tokens=4, name="train.json")
+    train_rows = tmp_path / "train_rows.json"
+    train_rows.write_text(json.dumps(dict(json.loads(train.read_text()), mask=ref_sliding(4, 10).astype(int).tolist())))
+    code, out, err = run(capsys, "consistent", train, "--inference", by_code, "--trust-code", "--json")
+    by_code_report = json.loads(out)
+    assert code in (0, 1), err
+    code_rows, out, err = run(capsys, "consistent", train_rows, "--inference", by_rows, "--json")
+    assert code == code_rows and by_code_report["consistent"] == json.loads(out)["consistent"]
+    code, out, err = run(capsys, "consistent", train, "--inference", by_rows)
+    assert code == 2 and "pass --trust-code" in err
+    pytest.importorskip("torch")
+    code, out, err = run(capsys, "gpu-check", train, "--layers", 1, "--seeds", 1)
+    assert code == 2 and "pass --trust-code" in err
+    code, out, err = run(capsys, "gpu-check", train, "--layers", 1, "--seeds", 1, "--trust-code")
+    assert code in (0, 1) and "pass --trust-code" not in err, err
