@@ -29,8 +29,6 @@ def add_range_arguments(p) -> None:
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json mask whose 'mask' names file.py:function run it, at --n (default: refused)")
-    p.add_argument("--trust-code", action="store_true",
-                   help="let a .json mask whose 'mask' names file.py:function run it, at --n (default: refused)")
 
 
 def add_convention_argument(p) -> None:
