@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hasse.masks_in import add_empty_rows_argument, add_range_arguments
+from hasse.masks_in import add_empty_rows_argument, add_query_arguments, add_range_arguments
 from hasse.output import emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
@@ -87,6 +87,7 @@ def register(sub) -> None:
     p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(p, LEAK_DEFAULT)
+    add_query_arguments(p)
     p.set_defaults(run=run_leak)
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
@@ -137,7 +138,8 @@ NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); g
               "objectives")
 
 
-def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False) -> tuple[Task, bool]:
+def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
+                      kv_len: int | None = None) -> tuple[Task, bool]:
     """``(task, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
 
     A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
@@ -154,7 +156,7 @@ def load_leak_subject(source: str, n: int | None = None, trust_code: bool = Fals
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
         return task, False
-    return next_token_task(load(source, n, trust_code=trust_code)), True
+    return next_token_task(load(source, n, trust_code=trust_code, queries=queries, kv_len=kv_len)), True
 
 
 def load_task_arg(source: str) -> Task:
@@ -165,7 +167,7 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
-    task, bare = load_leak_subject(args.task, args.n, args.trust_code)
+    task, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len)
     report = find_leaks_flagged(task, args.layers, args.empty_rows)
     if args.png:
         from hasse.draw_mask import draw_mask

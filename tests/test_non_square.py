@@ -163,6 +163,14 @@ def test_chunked_prefill_is_the_bottom_of_causal(tmp_path, capsys):
     assert data["key_only"] == {"positions": list(range(8)), "kind": "cache"}
 
 
+def test_leak_takes_kv_len(tmp_path, capsys):
+    """hasse leak on a decoding mask_mod (Q = 1, K = 7), read as next-token prediction: the cache is named and,
+    attending nothing, does not leak even under the default attend-all reading of empty rows."""
+    (tmp_path / "dec.py").write_text("def dec(b, h, q_idx, kv_idx):\n    return kv_idx <= q_idx + 6\n")
+    data = run_json(capsys, "leak", f"{tmp_path / 'dec.py'}:dec", "--n", 1, "--kv-len", 7)
+    assert data["key_only"] == {"positions": list(range(6)), "kind": "cache"} and data["leak_free"]
+
+
 def test_kv_len_needs_n(tmp_path, capsys):
     (tmp_path / "m.py").write_text("def f(b, h, q_idx, kv_idx):\n    return kv_idx <= q_idx\n")
     code, _, err = run(capsys, "analyze", f"{tmp_path / 'm.py'}:f", "--kv-len", 5)
@@ -245,6 +253,10 @@ def check_key_only_rows_not_filled(capsys, decode_file):
     out_of = run_json(capsys, "flow", decode_file, "--from", CACHE, "--to", f"0-{CACHE - 1}",
                       "--empty-rows", "attend-all")
     assert out_of["flows"] == []
+    # hasse leak on the bare mask (next-token prediction): a cache entry that attended every key would see x_{i+1}
+    leak = run_json(capsys, "leak", decode_file)
+    assert leak["leak_free"] and leak["empty_rows"]["rows"] == []
+    assert leak["key_only"] == {"positions": list(range(CACHE)), "kind": "cache"}
 
 
 def test_key_only_rows_are_not_filled_by_attend_all(capsys, decode_file):

@@ -93,6 +93,8 @@ class Task:
     isolate: tuple[tuple[int, ...], ...] = ()
     name: str = ""
     names: tuple[str, ...] = ()  # display label per position
+    key_only: tuple[int, ...] = ()  # positions that feed the queries and attend nothing (theory.mask.square_up)
+    key_only_kind: str = ""  # "cache" | "memory" | "" (none); leak reports name them
 
     @property
     def size(self) -> int:
@@ -114,8 +116,8 @@ class Task:
         if not isinstance(other, Task):
             return NotImplemented
         return (
-            (self.tokens, self.inputs, self.labels, self.isolate, self.name, self.names)
-            == (other.tokens, other.inputs, other.labels, other.isolate, other.name, other.names)
+            (self.tokens, self.inputs, self.labels, self.isolate, self.name, self.names, self.key_only)
+            == (other.tokens, other.inputs, other.labels, other.isolate, other.name, other.names, other.key_only)
             and np.array_equal(self.mask, other.mask)
         )
 

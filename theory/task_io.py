@@ -139,8 +139,11 @@ def next_token_task(mask: NamedMask) -> Task:
     ('bidirectional:n=2', (('x0', 0), ('x1', 1)), ((1,), ()))
     """
     lm = causal_lm(mask.n)
-    return make_task(lm.tokens, lm.inputs, [list(t) or None for t in lm.labels], mask.matrix, name=mask.spec,
+    task = make_task(lm.tokens, lm.inputs, [list(t) or None for t in lm.labels], mask.matrix, name=mask.spec,
                      names=mask.names)
+    if mask.key_only:  # a KV cache or a memory: never read as empty rows, named by the report (issue 11)
+        task = replace(task, key_only=tuple(mask.key_only), key_only_kind=mask.key_only_kind)
+    return task
 
 
 def load_family(source: str, *, trust_code: bool = False, fallback=None) -> tuple[Task, ...]:
