@@ -206,9 +206,10 @@ def per_head(values, convention: str = "auto", *, heads: int | None = None, batc
     """
     arr = to_numpy(values, source)
     check_rank(arr.shape, source)
-    shape = arr.shape
+    shape, is_float = arr.shape, np.issubdtype(arr.dtype, np.floating)
     arr = allowed(arr, convention, source)  # before any reshape: messages give indices in the array's own shape
-    if convention == "auto" and shape[-1] == shape[-2] and not np.diagonal(arr, axis1=-2, axis2=-1).any():
+    if (convention == "auto" and not is_float and shape[-1] == shape[-2]
+            and not np.diagonal(arr, axis1=-2, axis2=-1).any()):
         warnings.warn(f"{source}: no query attends itself anywhere in this mask of shape {shape_text(shape)}; if "
                       "true means blocked (nn.MultiheadAttention), choose the convention blocked (--convention)",
                       stacklevel=2)
