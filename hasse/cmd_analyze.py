@@ -46,6 +46,8 @@ examples:
   hasse analyze mask.txt --no-residual
   hasse analyze masks.py:prefix --n 12 --png prefix.png --dot prefix.dot
   hasse analyze masks.py:per_head --n 8 --heads 4 --batch 2
+  hasse analyze masks.py:decode --n 1 --kv-len 9     one decoding step after 8 cached keys (key-only 0-7)
+  hasse analyze cross.npy --queries separate         a Q x K cross-attention mask: K memory positions first
 
 exit status: 0 analysed; 2 bad input (one line on stderr).
 """

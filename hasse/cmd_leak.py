@@ -66,6 +66,7 @@ SET: positions and ranges, e.g. 0,3,5-9 (0-based, ranges inclusive).
 examples:
   hasse flow document:lengths=3+4 --from 0-2 --to 3-6      documents stay apart: exit 0
   hasse flow sliding_window:n=12,w=3 --from 0 --to 11 --layers 4
+  hasse flow decode.npy --from 8 --to 0-7             a 1 x 9 KV-cache step: the query feeds no cache entry
 
 exit status: 0 no forbidden flow; 1 some; 2 bad input.
 """
