@@ -444,3 +444,17 @@ def test_merge_consistent_and_gpu_check_take_trust_code(capsys, tmp_path, gym):
     assert code == 2 and "pass --trust-code" in err
     code, out, err = run(capsys, "gpu-check", train, "--layers", 1, "--seeds", 1, "--trust-code")
     assert code in (0, 1) and "pass --trust-code" not in err, err
+
+
+def test_baked_in_size_on_a_query_by_key_grid(tmp_path):
+    path = tmp_path / "decode.py"
+    path.write_text("import numpy as np\nCACHE = np.arange(12) // 4  # 12 keys: 11 cached + the new one\n"
+                    "def decode(b, h, q_idx, kv_idx):\n    return CACHE[kv_idx] <= CACHE[q_idx + 11]\n")
+    named = hasse.load_mask(f"{path}:decode", n=1, kv_len=12)  # the sizes baked in: accepted
+    assert named.matrix.shape == (12, 12) and named.key_only == tuple(range(11))  # the query sees all 12 keys
+    assert named.matrix[11].all()
+    with pytest.raises(InputError, match="works at 1 x 6 but fails at 1 x 14 .*it works up to 1 x 12: its size "
+                                         "seems baked in; give --kv-len 12"):
+        hasse.load_mask(f"{path}:decode", n=1, kv_len=6)
+    with pytest.raises(InputError, match="raised IndexError"):  # fails at the size given: smaller ones not probed
+        hasse.load_mask(f"{path}:decode", n=3, kv_len=12)

@@ -251,8 +251,8 @@ def check_size_free(fn: Callable, n: int, first: np.ndarray, *, source: str = "m
     :func:`probe_sizes` and compared; the first difference, or a failure at a larger size
     (an ``IndexError`` from a closure over a tensor of length ``N``), is an error naming
     the size: a failure is narrowed by bisection to the largest size ``W`` that works, and
-    ``W = n`` is accepted (the size given is the one baked in). With ``kv_len`` the keys
-    grow in step with the queries (``Q x K`` grids), without bisection.
+    ``W = n`` is accepted (the size given is the one baked in). On a ``Q x K`` grid
+    (``kv_len``) the keys grow alone, then the queries alone, each checked the same way.
 
     >>> ids = np.arange(6) // 3  # two documents of 3, baked into the closure
     >>> same_doc = lambda b, h, q, kv: (ids[q] == ids[kv]) & (kv <= q)
@@ -267,45 +267,58 @@ def check_size_free(fn: Callable, n: int, first: np.ndarray, *, source: str = "m
     ...
     hasse.theory.errors.InputError: m.py:last_two: the mask_mod's answer at n = 4 differs from the top-left corner of its answer at n = 12 at [0, 2]: its size seems baked in (a closure over a tensor of length N?); give --n equal to that size
     """
-    def at(m: int) -> np.ndarray | None:
-        """The mask at size ``m``, or None when the mask_mod fails there."""
+    queries, keys = first.shape
+    # the grids to grow: both sides together for a square mask; each side alone for a Q x K one
+    axes = [(1, 1)] if kv_len is None else [(0, 1), (1, 0)]
+    for grow_q, grow_k in axes:
+        _grow(fn, queries, keys, grow_q, grow_k, first, source, fallback, square=kv_len is None)
+
+
+def _grow(fn, queries: int, keys: int, grow_q: int, grow_k: int, first, source, fallback, square: bool) -> None:
+    """Probe ``fn`` on grids ``d`` larger along the sides chosen (see :func:`check_size_free`)."""
+    failure = ""
+
+    def at(d: int) -> np.ndarray | None:
+        """The mask ``d`` larger along the growing sides, or None when the mask_mod fails there."""
         nonlocal failure
         try:
-            return evaluate_mask_mod(fn, m, source=source, fallback=fallback,
-                                     kv_len=None if kv_len is None else kv_len + (m - n))
+            return evaluate_mask_mod(fn, queries + grow_q * d, source=source, fallback=fallback,
+                                     kv_len=None if square else keys + grow_k * d)
         except TooLargeError:
             raise
         except InputError as exc:
             failure = str(exc).removeprefix(f"{source}: ")
             return None
 
-    failure = ""
-    ok = n
-    grow = probe_sizes(n) if kv_len is None else probe_sizes(max(n, kv_len))[:1]
-    for m in grow:
-        if kv_len is not None:
-            m = n + (m - max(n, kv_len))
-        bigger = at(m)
+    def shape(d: int) -> str:
+        return f"n = {queries + d}" if square else f"{queries + grow_q * d} x {keys + grow_k * d}"
+
+    base, ok = max(queries * grow_q, keys * grow_k), 0
+    for m in probe_sizes(base):
+        bigger = at(m - base)
         if bigger is None:
-            _baked_in_failure(at, n, ok, m, failure, source, kv_len)
-            return
-        corner = bigger[:first.shape[0], :first.shape[1]]
+            lo = _bisect(at, ok, m - base)
+            if lo == 0:  # the size given is the one baked in
+                return
+            if square:
+                raise InputError(f"the mask_mod works at n = {queries} but fails at n = {m} ({_reason(failure)}); it "
+                                 f"works up to n = {queries + lo}: its size seems baked in (a closure over a tensor of "
+                                 f"length {queries + lo}?); give --n {queries + lo}", source)
+            option = "--n" if grow_q else "--kv-len"
+            raise InputError(f"the mask_mod works at {shape(0)} but fails at {shape(m - base)} ({_reason(failure)}); "
+                             f"it works up to {shape(lo)}: its size seems baked in; give {option} "
+                             f"{(queries if grow_q else keys) + lo}", source)
+        corner = bigger[:queries, :keys]
         if not np.array_equal(corner, first):
             q, k = (int(i) for i in np.argwhere(corner != first)[0])
-            shape = f"n = {n}" if kv_len is None else f"{n} x {kv_len}"
-            larger = f"n = {m}" if kv_len is None else f"{m} x {kv_len + m - n}"
-            raise InputError(f"the mask_mod's answer at {shape} differs from the top-left corner of its answer at "
-                             f"{larger} at [{q}, {k}]: its size seems baked in (a closure over a tensor of length "
-                             "N?); give --n equal to that size", source)
-        ok = m
+            raise InputError(f"the mask_mod's answer at {shape(0)} differs from the top-left corner of its answer at "
+                             f"{shape(m - base)} at [{q}, {k}]: its size seems baked in (a closure over a tensor of "
+                             "length N?); give --n equal to that size", source)
+        ok = m - base
 
 
-def _baked_in_failure(at, n: int, ok: int, bad: int, failure: str, source: str, kv_len) -> None:
-    """Bisect between the size ``ok`` that works and ``bad`` that fails; raise unless ``n`` is the largest to work."""
-    reason = failure.removeprefix("mask_mod ")
-    if kv_len is not None:
-        raise InputError(f"the mask_mod works at {n} x {kv_len} but fails at {bad} x {kv_len + bad - n} ({reason}): "
-                         "its size seems baked in; give the sizes it was written for", source)
+def _bisect(at, ok: int, bad: int) -> int:
+    """The largest ``d`` in ``[ok, bad)`` at which ``at(d)`` works, given that it works at ``ok`` and fails at ``bad``."""
     lo, hi = ok, bad
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -313,11 +326,7 @@ def _baked_in_failure(at, n: int, ok: int, bad: int, failure: str, source: str, 
             hi = mid
         else:
             lo = mid
-    if lo == n:
-        return
-    raise InputError(f"the mask_mod works at n = {n} but fails at n = {bad} ({_reason(reason)}); it works up to "
-                     f"n = {lo}: its size seems baked in (a closure over a tensor of length {lo}?); give --n {lo}",
-                     source)
+    return lo
 
 
 def _reason(text: str) -> str:
