@@ -176,8 +176,8 @@ def run_leak(args) -> int:
         first = (report.leaks_within() or report.isolation_within() or [None])[0]
         draw_mask(task.mask, task.names, args.png, title=_verdict_line(task, report),
                   highlight_path=first.path if first else None)
-    if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec_of(args.task, "task")),
-                                                     **leak_json(task, report)}):
+    spec = spec_of(args.task, "task") or spec_of(args.task)  # a task spec, or a bare mask's spec
+    if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec), **leak_json(task, report)}):
         pass
     else:
         print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))
