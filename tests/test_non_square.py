@@ -319,3 +319,38 @@ def test_torch_mask_mod_on_q_by_k(tmp_path):
     named = load(f"{tmp_path / 't.py'}:f", 2, kv_len=5)
     assert named.key_only == (0, 1, 2)
     assert named.matrix[3:].astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
+
+
+# --------------------------------------------------------------- real torch objects through the API
+
+
+def test_hf_additive_4d_decode_mask_through_the_api():
+    """A decode step as Hugging Face eager attention gets it: (B, 1, 1, cache + 1) additive, finfo.min where
+    blocked; batch row 1 has its first cached key padded out."""
+    torch = pytest.importorskip("torch")
+    import hasse
+
+    dtype = torch.float32
+    mask = torch.zeros(2, 1, 1, CACHE + 1, dtype=dtype)  # (B, H, Q, K): the new token sees every key
+    mask[1, :, :, 0] = torch.finfo(dtype).min  # left padding in batch row 1
+    named = hasse.load_mask(mask)
+    assert named.key_only == tuple(range(CACHE)) and named.key_only_kind == "cache"
+    assert named.matrix[CACHE].all() and not named.matrix[:CACHE].any()
+    analysis = hasse.mask_to_analysis(mask, empty_rows="attend-all")
+    assert analysis.key_only == tuple(range(CACHE)) and analysis.empty_rows == ()
+
+
+def test_cross_attention_tensor_through_the_api():
+    """A cross-attention mask (4 decoder queries over a memory of 3 encoder keys, one key padded): Q > K."""
+    torch = pytest.importorskip("torch")
+    import hasse
+
+    mask = torch.ones(4, 3, dtype=torch.bool)
+    mask[:, 2] = False  # the padded encoder position
+    with pytest.raises(InputError, match="queries=separate"):
+        hasse.load_mask(mask)
+    named = hasse.load_mask(mask, queries="separate")
+    assert named.n == 7 and named.key_only == (0, 1, 2) and named.key_only_kind == "memory"
+    flows = hasse.find_flows(mask, [0, 1, 2], range(3, 7), queries="separate")
+    assert sorted(f.position for f in flows) == [3, 4, 5, 6] and {f.source for f in flows} == {0}
+    assert not hasse.find_flows(mask, [2], range(3, 7), queries="separate")  # the padded key feeds nobody
