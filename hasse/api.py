@@ -176,7 +176,8 @@ def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
     return _reach(load_mask(mask).matrix, layers, residual=residual)
 
 
-def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all") -> LeakReport:
+def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all",
+               trust_code: bool = False) -> LeakReport:
     """Every supervised position that depends on a position holding its own target, with the shortest witness path.
 
     Definition (design §3): position ``p`` with target ``t`` leaks within ``L``
@@ -185,6 +186,7 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
     task are checked the same way. A query that attends no key is read by
     ``empty_rows``: ``"attend-all"`` (default: as additive-mask kernels, every
     key), ``"attend-none"`` (as FlexAttention and flash kernels) or ``"error"``.
+    ``trust_code`` lets a task file name a mask_mod to run (:func:`load_task`).
 
     Returns
     -------
@@ -197,7 +199,7 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
     >>> report.leak_free, min(leak.depth for leak in report.leaks)
     (False, 2)
     """
-    return _find_leaks(load_task(task), layers, empty_rows=empty_rows)
+    return _find_leaks(load_task(task, trust_code=trust_code), layers, empty_rows=empty_rows)
 
 
 def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,

@@ -458,3 +458,11 @@ def test_baked_in_size_on_a_query_by_key_grid(tmp_path):
         hasse.load_mask(f"{path}:decode", n=1, kv_len=6)
     with pytest.raises(InputError, match="raised IndexError"):  # fails at the size given: smaller ones not probed
         hasse.load_mask(f"{path}:decode", n=3, kv_len=12)
+
+
+def test_find_leaks_api_takes_trust_code(tmp_path, gym):
+    task = write_task(tmp_path, "attn_gym_masks.py:generate_prefix_lm_mask(3)")
+    with pytest.raises(InputError, match="pass --trust-code"):
+        hasse.find_leaks(str(task))
+    report = hasse.find_leaks(str(task), trust_code=True)
+    assert sorted(x.position for x in report.leaks) == next_token_leaks(ref_prefix_lm(6, 3))
