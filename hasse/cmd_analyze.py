@@ -7,7 +7,7 @@ import sys
 from dataclasses import replace
 
 from hasse.masks_in import add_empty_rows_argument, add_range_arguments, key_only_line
-from hasse.output import emit_json, json_header, spec_of, warn
+from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.empty_rows import ANALYZE_DEFAULT
@@ -67,7 +67,7 @@ def register(sub) -> None:
     add_empty_rows_argument(p, ANALYZE_DEFAULT)
     add_range_arguments(p)
     p.add_argument("--ascii", action="store_true", help="draw the matrix view with ASCII characters only")
-    p.set_defaults(run=run)
+    p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:

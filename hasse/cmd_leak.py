@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from hasse.masks_in import add_empty_rows_argument, add_query_arguments, add_range_arguments
-from hasse.output import emit_json, json_header, spec_of
+from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
 from hasse.theory.empty_rows import LEAK_DEFAULT
@@ -89,7 +89,7 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
-    p.set_defaults(run=run_leak)
+    p.set_defaults(run=ascii_aware(run_leak))
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
     f.add_argument("mask", metavar="MASK", help="built-in spec, mask file, or file.py:mask_mod (with --n)")
@@ -103,7 +103,7 @@ def register(sub) -> None:
     f.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(f, LEAK_DEFAULT)
     add_range_arguments(f)
-    f.set_defaults(run=run_flow)
+    f.set_defaults(run=ascii_aware(run_flow))
 
 
 def parse_set(text: str, n: int, what: str) -> list[int]:
