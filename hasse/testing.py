@@ -125,7 +125,7 @@ def assert_no_leak(
         queries = [(p, t) for p in range(size) for t in sorted(targets[p])]
         lines = []
         for b in range(grid.batch_rows):
-            layer, found = layer_mask(grid.masks[b], empty_rows)
+            layer, found = layer_mask(grid.masks[b], empty_rows, key_only=grid.key_only)  # a cache row stays empty
             lines += _leak_lines(layer, held, queries, layers, found, b if grid.batch is not None else None)
     except InputError as exc:
         raise ValueError(str(exc)) from None

@@ -354,3 +354,14 @@ def test_cross_attention_tensor_through_the_api():
     flows = hasse.find_flows(mask, [0, 1, 2], range(3, 7), queries="separate")
     assert sorted(f.position for f in flows) == [3, 4, 5, 6] and {f.source for f in flows} == {0}
     assert not hasse.find_flows(mask, [2], range(3, 7), queries="separate")  # the padded key feeds nobody
+
+
+def test_assert_no_leak_on_a_non_square_array():
+    """assert_no_leak reads a (Q, K) array like every command: cache rows are not filled by attend-all."""
+    import hasse
+
+    decode = np.ones((1, CACHE + 1), dtype=bool)
+    hasse.assert_no_leak(decode, [i + 1 for i in range(CACHE)] + [None])  # cache entries attend nothing: clean
+    prefill = np.ones((2, 4), dtype=bool)  # 2 queries (positions 2, 3) attending every key, itself and the next
+    with pytest.raises(AssertionError, match="3 -> 2"):
+        hasse.assert_no_leak(prefill, [None, None, 3, None])
