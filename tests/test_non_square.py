@@ -365,3 +365,15 @@ def test_assert_no_leak_on_a_non_square_array():
     prefill = np.ones((2, 4), dtype=bool)  # 2 queries (positions 2, 3) attending every key, itself and the next
     with pytest.raises(AssertionError, match="3 -> 2"):
         hasse.assert_no_leak(prefill, [None, None, 3, None])
+
+
+def test_error_policy_refuses_query_rows_only(tmp_path, capsys, decode_file):
+    """--empty-rows error (and --strict) accept the cache rows; an empty *query* row is still an empty row."""
+    assert run(capsys, "analyze", decode_file, "--strict")[0] == 0
+    assert run(capsys, "flow", decode_file, "--from", CACHE, "--to", 0, "--empty-rows", "error")[0] == 0
+    lonely = tmp_path / "lonely.npy"
+    np.save(lonely, np.array([[0, 0, 0, 0], [1, 1, 1, 1]], dtype=bool))  # query at position 2 attends nothing
+    data = run_json(capsys, "analyze", lonely)
+    assert data["empty_rows"]["rows"] == [2] and data["key_only"]["positions"] == [0, 1]
+    code, _, err = run(capsys, "analyze", lonely, "--strict")
+    assert code == 2 and err.count("\n") == 1 and "empty row" in err and ": 2;" in err
