@@ -32,7 +32,7 @@ MASK_KEYS = ("mask", "attention_mask", "attn_mask")
 
 
 def torch_reader_or_none():
-    """:func:`read_torch` when torch is installed, else None (``.pt`` files are then refused with the extra to install)."""
+    """:func:`read_torch` when torch is installed, else None (``.pt`` files are then refused, naming the extra)."""
     return read_torch if has_torch() else None
 
 

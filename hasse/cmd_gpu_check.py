@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
+from hasse.masks_in import add_convention_argument
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
@@ -100,6 +101,7 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=int, default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
+    add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
@@ -169,7 +171,7 @@ def _run_on(args, device: str) -> int:
         from hasse.masks_in import load
 
         task = None
-        named = load(args.subject, n=args.n, trust_code=args.trust_code)
+        named = load(args.subject, n=args.n, trust_code=args.trust_code, convention=args.convention)
         if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
             raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and "
                              f"{named.n} key columns (key-only {named.key_only_kind} positions); check it with "

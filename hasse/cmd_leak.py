@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from hasse.masks_in import add_empty_rows_argument, add_query_arguments, add_range_arguments
+from hasse.masks_in import add_convention_argument, add_empty_rows_argument, add_query_arguments, add_range_arguments
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_rows
@@ -89,6 +89,7 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
+    add_convention_argument(p)
     p.set_defaults(run=ascii_aware(run_leak))
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
@@ -140,7 +141,7 @@ NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); g
 
 
 def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
-                      kv_len: int | None = None) -> tuple[Task, bool]:
+                      kv_len: int | None = None, convention: str = "auto") -> tuple[Task, bool]:
     """``(task, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
 
     A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
@@ -157,7 +158,8 @@ def load_leak_subject(source: str, n: int | None = None, trust_code: bool = Fals
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
         return task, False
-    return next_token_task(load(source, n, trust_code=trust_code, queries=queries, kv_len=kv_len)), True
+    return next_token_task(load(source, n, trust_code=trust_code, queries=queries, kv_len=kv_len,
+                                convention=convention)), True
 
 
 def load_task_arg(source: str) -> Task:
@@ -168,7 +170,8 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
-    task, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len)
+    task, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len,
+                                   convention=args.convention)
     report = find_leaks_flagged(task, args.layers, args.empty_rows)
     if args.png:
         from hasse.draw_mask import draw_mask

@@ -321,3 +321,14 @@ def test_no_warnings_for_ordinary_masks():
         warnings.simplefilter("error")
         load_mask_grid(hf_mask(torch.float32))
         load_mask(np.tril(np.ones((3, 3), dtype=bool)))
+
+
+def test_leak_and_gpu_check_take_pt_files_and_conventions(tmp_path, capsys):
+    n = 5
+    torch.save(torch.triu(torch.ones(n, n), 1).bool(), tmp_path / "mha.pt")  # True = blocked
+    code, out, err = run(capsys, "leak", tmp_path / "mha.pt", "--convention", "blocked")
+    assert code == 0 and "LEAK-FREE" in out
+    code, out, err = run(capsys, "leak", tmp_path / "mha.pt")  # read as allowed: every query sees the future
+    assert code == 1 and "no query attends itself" in err
+    code, out, err = run(capsys, "gpu-check", tmp_path / "mha.pt", "--convention", "blocked", "--layers", "1")
+    assert code == 0 and "PASS" in out

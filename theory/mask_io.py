@@ -82,7 +82,7 @@ _READING: ContextVar[Reading] = ContextVar("hasse_array_reading", default=Readin
 
 @dataclass(frozen=True)
 class _ArrayMask(NamedMask):
-    """A mask read from an array: ``matrix`` is batch row 0's union over heads, ``per_head`` the ``(B, H, Q, K)`` masks."""
+    """A mask read from an array: ``matrix`` is batch row 0's union over heads; ``per_head`` is ``(B, H, Q, K)``."""
 
     per_head: np.ndarray | None = None
 
