@@ -134,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
 
         refuse_outputs_onto_inputs(args)  # before any work: never write onto an input or a FIFO
         check_timeout(getattr(args, "timeout", None))
+        if getattr(args, "png", None):  # the picture's suffix picks its format: refuse another before any work
+            from hasse.figure import picture_format
+
+            picture_format(args.png)
         with warnings.catch_warnings():
             warnings.showwarning = _warning_line  # a Python warning (a BlockMask read at block size): one line
             return int(args.run(args))

@@ -78,6 +78,8 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help="print one JSON object and nothing else (a task file when one is found)")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    p.add_argument("--png", metavar="FILE", help="draw the counterexample's mask with its first witness path "
+                   "(.png, .svg or .pdf by the suffix)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--method", choices=("direct", "z3", "both"), default="direct",
                    help="decide each size by the leak analysis, by Z3, or both (default direct)")
@@ -156,6 +158,7 @@ def _run_direct(args) -> int:
     found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
                                 layers=args.layers)
     progress(None)
+    _draw(args, found, found.report)
     if args.json or args.out:
         out = {**_header(args, found), "tokens": found.n, "layers": args.layers, "property": found.property,
                "checked": found.checked, "skipped": _skipped_json(found)}
@@ -177,7 +180,23 @@ def _run_direct(args) -> int:
     return 1
 
 
+def _draw(args, found: Counterexample, report) -> None:
+    """``--png``: the counterexample's mask, isolation groups and first witness path (nothing when none was found)."""
+    args.drawn = bool(args.png and found.task is not None)
+    if not args.drawn:
+        return
+    from hasse.draw_mask import draw_leak, draw_mask
+
+    title = f"{args.design}: smallest counterexample at n = {found.n} ({found.property})"
+    if report is None:  # an inconsistency: no witness path in the training task
+        draw_mask(found.task.mask, found.task.names, args.png, title=title, groups=found.task.isolate)
+    else:
+        draw_leak(found.task, report, args.png, title=title)
+
+
 def _print_out(args) -> None:
+    if args.png and not args.json:
+        print(f"picture written to {args.png}" if args.drawn else f"no counterexample: no picture written to {args.png}")
     if args.out:
         print(f"JSON written to {args.out} (a task file: hasse leak {args.out}"
               + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
@@ -196,6 +215,7 @@ def _run_methods(args) -> int:
         results.append(search_z3(args.search, args.max_n, inference=args.inference, timeout=args.timeout,
                                  progress=progress, empty_rows=args.empty_rows, layers=args.layers))
     progress(None)
+    _draw(args, results[0], results[0].leak_report() if results[0].task is not None else None)
     loud = disagreement(*results) if len(results) == 2 else None
     if not ((args.json or args.out) and emit_json(args, _methods_json(args, results, loud))):
         _print_methods(args, results, loud)

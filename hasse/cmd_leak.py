@@ -101,6 +101,8 @@ def register(sub) -> None:
     f.add_argument("--json", action="store_true",
                    help="print one JSON object and nothing else: a task file (hasse leak reads it)")
     f.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    f.add_argument("--png", metavar="FILE", help="draw the mask with the first path from --from to --to over it "
+                   "(.png, .svg or .pdf by the suffix; batch row 0)")
     f.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(f, LEAK_DEFAULT)
     add_range_arguments(f)
@@ -174,11 +176,9 @@ def run_leak(args) -> int:
                                    convention=args.convention)
     report = find_leaks_flagged(task, args.layers, args.empty_rows)
     if args.png:
-        from hasse.draw_mask import draw_mask
+        from hasse.draw_mask import draw_leak
 
-        first = (report.leaks_within() or report.isolation_within() or [None])[0]
-        draw_mask(task.mask, task.names, args.png, title=_verdict_line(task, report),
-                  highlight_path=first.path if first else None)
+        draw_leak(task, report, args.png, title=_verdict_line(task, report))
     spec = spec_of(args.task, "task") or spec_of(args.task)  # a task spec, or a bare mask's spec
     if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec), **leak_json(task, report)}):
         pass
@@ -296,6 +296,13 @@ def run_flow(args) -> int:
         flows = find_flows(layer, sources, sinks, empty_rows="attend-none")  # the policy is applied per head
         within = [f for f in flows if args.layers is None or f.depth <= args.layers]
         rows.append((b, found, flows, within, layer))
+    if args.png:
+        from hasse.draw_mask import draw_flow
+
+        _, _, _, within0, layer0 = rows[0]
+        verdict = f"{len(within0)} position(s) of --to depend on --from" if within0 else "no flow"
+        draw_flow(layer0, named.names, within0, args.png,
+                  title=f"{named.spec}: {verdict} (--from {args.sources} --to {args.sinks})")
     printed = False
     if args.json or args.out:
         out = [{**flow_task_json(named, layer, sources, sinks), "layers": args.layers, "from": sources, "to": sinks,
@@ -329,8 +336,9 @@ def run_flow(args) -> int:
                           f"{path_text(f.path, named.names, args.ascii)}")
             if len(flows) > len(within):
                 print(f"note: {len(flows) - len(within)} more appear at greater depth")
-        if args.out:
-            print(f"JSON written to {args.out}")
+        for path, what in ((args.png, "picture"), (args.out, "JSON")):
+            if path:
+                print(f"{what} written to {path}")
     return 0 if all(not within for _, _, _, within, _ in rows) else 1
 
 

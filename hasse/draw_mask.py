@@ -286,3 +286,19 @@ def heat_geometry(n: int, names: Sequence[str]) -> tuple[float, float, float]:
     bottom = 0.55 + (0.075 * longest if rotated_ticks(n, names) else 0.15)
     return side, left, bottom
 
+
+
+def draw_leak(task, report, path: str, title: str) -> None:
+    """The picture of a leak report (``hasse leak``, ``hasse counterexample --png``): the
+    task's mask, its isolation groups outlined, and the first leak's (else the first
+    isolation violation's) shortest witness path drawn over it.
+    """
+    first = (report.leaks_within() or report.isolation_within() or [None])[0]
+    draw_mask(task.mask, task.names, path, title=title, highlight_path=first.path if first else None,
+              groups=task.isolate)
+
+
+def draw_flow(mask, names, flows, path: str, title: str) -> None:
+    """The picture of ``hasse flow --png``: the mask and the first forbidden flow's path
+    (source first) over it; the mask alone when nothing flows."""
+    draw_mask(mask, names, path, title=title, highlight_path=flows[0].path if flows else None)
