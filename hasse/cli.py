@@ -29,6 +29,7 @@ EPILOG = """\
 MASK can be:
   a built-in spec      butterfly:n=4   block_two_stream:n=8,block=2   (see `hasse catalog`)
   a file               mask.npy   mask.txt / mask.csv (rows of 0/1)   mask.json (a "mask" field)
+  an array file        mask.npy / mask.pt: (Q, K), (H, Q, K) or (B, H, Q, K); bool, 0/1 or additive (--convention)
   a mask_mod           my_masks.py:causal --n 16   (FlexAttention-style mask_mod(b, h, q_idx, kv_idx))
 
 examples:
