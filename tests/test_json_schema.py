@@ -280,3 +280,11 @@ def test_out_writes_the_json_and_the_terminal_gets_the_report(capsys, tmp_path, 
     assert strip(written) == strip(json.loads(out_json))
     assert not out.lstrip().startswith("{")  # the text report, not JSON
     assert problems(written["command"], written) == []
+
+
+def test_out_never_overwrites_an_input(capsys, tmp_path):
+    task = tmp_path / "t.json"
+    run(capsys, "counterexample", "bad_butterfly_crossed", "--n", "3", "--out", task)
+    before = task.read_text()
+    code, _, err = run(capsys, "leak", task, "--out", task)
+    assert code == 2 and "--out would overwrite the input" in err and task.read_text() == before
