@@ -143,7 +143,7 @@ def test_bad_mask_files_exit_2(capsys, tmp_path, name):
 
 def test_bad_npy_inputs(capsys, tmp_path):
     cube = tmp_path / "cube.npy"
-    np.save(cube, np.zeros((2, 2, 2)))
+    np.save(cube, np.zeros((2, 2, 2, 2, 2)))  # 3-D and 4-D are heads and batch rows (tests/test_mask_forms.py)
     nan = tmp_path / "nan.npy"
     np.save(nan, np.array([[1.0, np.nan], [0.0, 1.0]]))
     zero = tmp_path / "zero.npy"
