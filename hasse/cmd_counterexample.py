@@ -160,9 +160,7 @@ def _run_direct(args) -> int:
     progress(None)
     _draw(args, found, found.report)
     if args.json or args.out:
-        out = {**_header(args, found), "tokens": found.n, "layers": args.layers, "property": found.property,
-               "checked": found.checked, "skipped": _skipped_json(found)}
-        out.update(_task_json(found))
+        out = {**_header(args, found), "layers": args.layers, **found.to_json()}  # a task file when found
         if emit_json(args, out):
             return 1 if found.n is not None else 0
     tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
@@ -231,33 +229,10 @@ def _run_methods(args) -> int:
 # ---------------------------------------------------------------- JSON
 
 
-def _skipped_json(found: Counterexample) -> list[dict]:
-    return [{"tokens": n, "reason": r} for n, r in found.skipped]
-
-
 def _header(args, found: Counterexample) -> dict:
     """command, version, input (DESIGN as given) and spec (the canonical spec of the task found, if built in)."""
     spec = spec_of(found.task.name, "task") if found.task is not None and found.task.name else None
     return json_header("counterexample", args.design, spec)
-
-
-def _task_json(found: Counterexample) -> dict:
-    """The counterexample as a task file (theory.task_io.task_to_dict), with its leaks and isolation violations.
-
-    Empty when none was found. ``hasse leak`` reads the object (design §7, §8).
-    """
-    from hasse.theory.task_io import task_to_dict
-
-    if found.task is None:
-        return {}
-    t = found.task
-    out = {**task_to_dict(t), "names": list(t.names), "positions": t.size}
-    report = found.leak_report()
-    if report is not None:
-        out["leaks"] = [x.to_json() for x in report.leaks]
-        out["isolation"] = [x.to_json() for x in report.isolation]
-        out["empty_rows"] = report.empty_row_report.to_json()
-    return out
 
 
 def _method_json(r: Counterexample) -> dict:
@@ -274,14 +249,12 @@ def _method_json(r: Counterexample) -> dict:
 
 def _methods_json(args, results, loud) -> dict:
     main = results[0]
-    out = {**_header(args, main), "method": args.method, "tokens": main.n, "layers": args.layers,
-           "property": main.property, "where": main.where, "checked": list(main.checked),
-           "skipped": _skipped_json(main), "methods": [_method_json(r) for r in results]}
+    out = {**_header(args, main), "method": args.method, "layers": args.layers, **main.to_json(),
+           "methods": [_method_json(r) for r in results]}  # a task file when one was found
     if args.inference:
         out["inference"] = args.inference
     if len(results) == 2:
         out["agree"] = loud is None
-    out.update(_task_json(main))
     if main.task is not None and main.property == "inconsistency":
         out["mismatches"] = [_mismatch_json(m) for m in main.mismatches] or [main.witness]
     return out

@@ -67,6 +67,32 @@ class Counterexample:
     solver_calls: int = 0  # z3: how many solver checks ran
     seconds: float = 0.0
 
+    def to_json(self) -> dict:
+        """The answer as JSON (design §7): ``tokens`` (the size that breaks it, null if none), ``property``,
+        ``where``, ``checked``, ``skipped``; when one was found, the task's own fields
+        (:func:`theory.task_io.task_to_dict`, so the object is a task file ``hasse leak`` reads)
+        with ``names``, ``positions`` and, for a leak or isolation, ``leaks``, ``isolation``
+        and ``empty_rows``.
+
+        >>> data = find_counterexample("bad_butterfly_crossed", 3).to_json()
+        >>> data["tokens"], data["property"], data["labels"], data["leaks"][0]["path"]
+        (2, 'leak', [None, None, 0, 1], [1, 0, 3])
+        """
+        from hasse.theory.task_io import task_to_dict
+
+        out = {"tokens": self.n, "property": self.property, "where": self.where, "checked": list(self.checked),
+               "skipped": [{"tokens": n, "reason": r} for n, r in self.skipped]}
+        if self.task is None:
+            return out
+        t = self.task
+        out.update(task_to_dict(t), names=list(t.names), positions=t.size)
+        report = self.leak_report()
+        if report is not None:
+            out["leaks"] = [x.to_json() for x in report.leaks_within()]  # within --layers, when given
+            out["isolation"] = [x.to_json() for x in report.isolation_within()]
+            out["empty_rows"] = report.empty_row_report.to_json()
+        return out
+
     def leak_report(self) -> LeakReport | None:
         """The LeakReport of a leak or isolation counterexample.
 
