@@ -61,7 +61,8 @@ def register(sub) -> None:
     p.add_argument("--no-residual", action="store_true", help="drop the residual connection (negative control)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
-    p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram (needs matplotlib)")
+    p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram (.png, .svg or .pdf by the "
+                   "suffix; needs matplotlib)")
     p.add_argument("--dot", metavar="FILE", help="write the Hasse diagram as Graphviz DOT ('-' for stdout)")
     p.add_argument("--strict", action="store_true", help="same as --empty-rows error")
     add_empty_rows_argument(p, ANALYZE_DEFAULT)

@@ -85,7 +85,8 @@ def register(sub) -> None:
     p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
-    p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path over it")
+    p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path and the isolation "
+                   "groups over it (.png, .svg or .pdf by the suffix)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
