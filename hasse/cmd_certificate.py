@@ -77,6 +77,8 @@ def run(args) -> int:
         bad = sum(bool(c.problems) for c in report.results)
         print(f"\n{len(report.results)} results: {len(report.results) - bad} agree, {bad} differ "
               f"(recheck {args.recheck:g}, seed {args.seed}, {report.seconds:.2f} s)")
+        if args.out:
+            print(f"JSON written to {args.out}")
     if not report.agrees:
         return 1
     return 3 if report.inconclusive else 0

@@ -62,8 +62,7 @@ def register(sub) -> None:
                    help="print one JSON object and nothing else: the merged task as a task file, with the report")
     p.add_argument("--out", metavar="TASK.json",
                    help="also write that JSON object (a task file: hasse leak reads it) to TASK.json")
-    p.add_argument("--png", metavar="FILE", help="draw the merged Hasse diagram with inputs and labels (.png, .svg "
-                   "or .pdf by the suffix)")
+    p.add_argument("--png", metavar="FILE", help="draw the merged Hasse diagram with inputs and labels")
     p.add_argument("--sparse", action="store_true",
                    help="also give the sparse realisation (Hasse edges + a cycle per class) and its depth")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
@@ -243,6 +242,8 @@ def run_consistent(args) -> int:
                                    for m in report.mismatches]})
         if printed:
             return 0 if report.consistent else 1
+    if args.out:
+        print(f"JSON written to {args.out}")
     if report.consistent:
         print(f"{train.name or args.train} is CONSISTENT with {args.inference}: all {report.checked} supervised "
               f"inference nodes have an equivalent training node with the same label")

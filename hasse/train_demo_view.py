@@ -73,6 +73,8 @@ def run_train_demo(args, device: str) -> int:
         print(train_demo_report(demo))
         if args.png:
             print(f"picture written to {args.png}")
+        if args.out:
+            print(f"JSON written to {args.out}")
     return 0 if demo.shows_leak else 1
 
 
