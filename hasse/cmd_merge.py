@@ -62,7 +62,8 @@ def register(sub) -> None:
                    help="print one JSON object and nothing else: the merged task as a task file, with the report")
     p.add_argument("--out", metavar="TASK.json",
                    help="also write that JSON object (a task file: hasse leak reads it) to TASK.json")
-    p.add_argument("--png", metavar="FILE", help="draw the merged Hasse diagram with inputs and labels")
+    p.add_argument("--png", metavar="FILE", help="draw the merged Hasse diagram with inputs and labels (.png, .svg "
+                   "or .pdf by the suffix)")
     p.add_argument("--sparse", action="store_true",
                    help="also give the sparse realisation (Hasse edges + a cycle per class) and its depth")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
