@@ -164,7 +164,7 @@ def _run_direct(args) -> int:
         if emit_json(args, out):
             return 1 if found.n is not None else 0
     tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
-    within = "" if args.layers is None else f" within {args.layers} layers"
+    within = "" if args.layers is None else f" within L = {args.layers} layers"
     if found.n is None:
         print(f"{args.design}: no leak and no isolation violation{within} for any n up to {args.max_n} "
               f"(checked {len(found.checked)} sizes: {tried})")
