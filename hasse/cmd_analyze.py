@@ -133,7 +133,9 @@ def batch_analysis(grid, b: int, named, policy: str, args) -> MaskAnalysis:
 
 
 def _rows(rows) -> str:
-    return ", ".join(map(str, rows[:10])) + (" ..." if len(rows) > 10 else "")
+    from hasse.tables import cut_items
+
+    return cut_items(rows, 10)
 
 
 def _write(path: str, text: str) -> None:

@@ -141,14 +141,14 @@ def _check_args(args, timeout: bool) -> None:
 
 
 def _progress(args, label: str = ""):
-    """A progress callback ``n -> None`` on stderr (only when it is a terminal and not --json)."""
-    show = sys.stderr.isatty() and not args.json
+    """A progress callback ``n -> None``: the status line of hasse.output (only on a terminal); None clears it."""
+    from hasse.output import clear_progress, progress
 
     def step(n: int | None) -> None:
-        if show and n is None:
-            print("\r" + " " * 50 + "\r", end="", file=sys.stderr)
-        elif show:
-            print(f"\r  {label}trying n = {n} of {args.max_n} …", end="", file=sys.stderr, flush=True)
+        if n is None:
+            clear_progress()
+        elif not args.json:
+            progress(f"  {label}trying n = {n} of {args.max_n} …", force=True)
 
     return step
 

@@ -17,7 +17,7 @@ from hasse.gpu_check.torch_extra import require_torch
 from hasse.masks_in import add_convention_argument
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
-from hasse.tables import capped_rows
+from hasse.tables import capped_rows, cut_items
 from hasse.theory.errors import InputError
 from hasse.train_demo_view import add_train_demo_arguments, check_train_demo_args, run_train_demo
 
@@ -267,7 +267,7 @@ def gpu_check_report(result, subject: str, names) -> str:
                 "zeros": "zeros (the query keeps its residual only): checked as --empty-rows attend-none",
                 "attend-all": "attention over every key: checked as --empty-rows attend-all",
                 "other": "neither NaN, zeros nor attention over every key: the check fails"}[e.behaviour]
-        shown = ", ".join(str(q) if names[q] == str(q) else f"{names[q]}({q})" for q in e.rows[:10])
+        shown = cut_items(e.rows, 10, show=lambda q: str(q) if names[q] == str(q) else f"{names[q]}({q})")
         lines.append(f"empty rows {shown}: backend {e.backend} on {e.device} gives {said}")
     if r.agrees:
         lines.append(f"dependency pattern: observed == R({r.layers}) on all {t * t} pairs "

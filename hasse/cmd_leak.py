@@ -7,7 +7,7 @@ import re
 from hasse.masks_in import add_convention_argument, add_empty_rows_argument, add_query_arguments, add_range_arguments
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
-from hasse.tables import capped_rows
+from hasse.tables import capped_table
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 from hasse.theory.leak import LeakReport, find_flows, find_leaks, key_only_json
@@ -220,8 +220,11 @@ def leak_json(task: Task, report: LeakReport) -> dict:
     }
 
 
-def _where(report: LeakReport) -> str:
-    return "in the limit (every depth)" if report.layers is None else f"within L = {report.layers} layers"
+def _where(report: LeakReport, found=()) -> str:
+    """``in the limit (every depth)`` when clean, ``in the limit (first at depth 2)`` for a violation."""
+    from hasse.render_text import depth_phrase
+
+    return depth_phrase(report.layers, min((x.depth for x in found), default=None))
 
 
 def _verdict_line(task: Task, report: LeakReport) -> str:
@@ -234,6 +237,11 @@ def _verdict_line(task: Task, report: LeakReport) -> str:
     if iso:
         parts.append(f"{len(iso)} isolation violation(s), first at depth {min(x.depth for x in iso)}")
     return f"{task.name}: " + "; ".join(parts)
+
+
+def position_text(p: int, names) -> str:
+    """``P1 (5)`` for a named position, ``5`` when its name is its index."""
+    return str(p) if names[p] == str(p) else f"{names[p]} ({p})"
 
 
 def path_text(path, names, ascii: bool = False) -> str:
@@ -256,7 +264,7 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
         lines.append(f"verdict: LEAK-FREE {_where(report)}"
                      + (f" ({len(task.isolate)} isolate groups respected)" if task.isolate else ""))
     else:
-        lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} {_where(report)}")
+        lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} {_where(report, leaks or iso)}")
     if report.empty_rows:
         lines.append(report.empty_row_report.describe(names=names))
     if report.key_only:
@@ -271,10 +279,10 @@ def leak_report(task: Task, report: LeakReport, *, ascii: bool = False) -> str:
     for title, found, column, path_head in ((f"leaks ({len(leaks)}):", leaks, "target", "path (source first)"),
                                             (f"isolation violations ({len(iso)}):", iso, "source", "path")):
         if found:
-            lines += ["", title, f"  {'position':<12} {column:>6} {'depth':>5}  {path_head}"]
-            lines += capped_rows(found, lambda x: f"  {names[x.position] + f' ({x.position})':<12} "
-                                 f"{getattr(x, column):>6} {x.depth:>5}  {path_text(x.path, names, ascii)}",
-                                 TABLE_ROWS)
+            lines += ["", title]
+            lines += capped_table(found, lambda x: (position_text(x.position, names), getattr(x, column), x.depth,
+                                                    path_text(x.path, names, ascii)),
+                                  TABLE_ROWS, header=("position", column, "depth", path_head), right=(1, 2), ascii=ascii)
     first = (leaks or iso or [None])[0]
     if first is not None and task.size <= 64:
         cells = {(b, a) for a, b in zip(first.path, first.path[1:])} or {(first.position, first.position)}
@@ -319,7 +327,8 @@ def run_flow(args) -> int:
                                        "flow_free": all(x["flow_free"] for x in out),
                                        "batches": [dict(x, batch_row=b) for b, x in enumerate(out)]})
     if not printed:
-        where = "in the limit (every depth)" if args.layers is None else f"within L = {args.layers} layers"
+        from hasse.render_text import depth_phrase
+
         for b, found, flows, within, _ in rows:
             head = named.spec + (f" batch row {b}" if grid.batch is not None else "")
             if grid.heads is not None and b == 0:
@@ -329,14 +338,18 @@ def run_flow(args) -> int:
             if found.rows:
                 print(f"{head}: {found.describe(names=named.names)}")
             if not within:
-                print(f"{head}: no position of --to depends on --from {where}")
+                print(f"{head}: no position of --to depends on --from {depth_phrase(args.layers)}")
             else:
-                print(f"{head}: {len(within)} position(s) of --to depend on --from {where}")
-                for f in within[:TABLE_ROWS]:
-                    print(f"  {named.names[f.position]} ({f.position}) depth {f.depth}: "
-                          f"{path_text(f.path, named.names, args.ascii)}")
+                first = min(f.depth for f in within)
+                print(f"{head}: {len(within)} position(s) of --to depend on --from "
+                      f"{depth_phrase(args.layers, first)}")
+                print(*capped_table(within, lambda f: (position_text(f.position, named.names), f.depth,
+                                                       path_text(f.path, named.names, args.ascii)),
+                                    TABLE_ROWS, header=("position", "depth", "path (source first)"), right=(1,),
+                                    ascii=args.ascii), sep="\n")
             if len(flows) > len(within):
-                print(f"note: {len(flows) - len(within)} more appear at greater depth")
+                deeper = min(f.depth for f in flows if f not in within)
+                print(f"note: {len(flows) - len(within)} more appear at greater depth (first at depth {deeper})")
         for path, what in ((args.png, "picture"), (args.out, "JSON")):
             if path:
                 print(f"{what} written to {path}")

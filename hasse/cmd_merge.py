@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
-from hasse.tables import capped_rows, task_table
+from hasse.tables import capped_rows, cut, cut_items, task_table
 from hasse.theory.errors import InputError
 
 MERGE_DESCRIPTION = """\
@@ -156,7 +156,7 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
     if merged.copies:
         lines.append(f"  duplicate copies kept: {len(merged.copies)} group(s) need several nodes because a "
                      f"down-set holds two equivalent nodes: " +
-                     ", ".join(f"group {g} x{k}" for g, k in merged.copies[:10]))
+                     cut_items([f"group {g} x{k}" for g, k in merged.copies], 10, ascii=args.ascii))
         lines.append("  copies chosen exactly: no merged task has fewer nodes" if merged.minimum else
                      "  copies: the exact search hit its step budget; the best merge found is shown, and a "
                      "smaller one may exist")
@@ -182,7 +182,7 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
     def task_row(task_and_nodes) -> str:
         task, row = task_and_nodes
         pairs = " ".join(f"{a}->{node_names[m]}" for a, m in zip(_task_node_names(task), row))
-        return f"  {task.name}: {pairs if len(pairs) < 400 else pairs[:400] + ' …'}"
+        return f"  {task.name}: {cut(pairs, 400, ascii=args.ascii)}"
 
     lines += capped_rows(list(zip(tasks, merged.node_of)), task_row, MAX_ROWS, more="tasks (use --json)")
     if sparse is not None:

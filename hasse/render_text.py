@@ -37,6 +37,25 @@ def _arrow(ascii: bool) -> str:
     return "->" if ascii else "→"
 
 
+def depth_phrase(layers: int | None, first: int | None = None) -> str:
+    """How far a verdict reaches, said so that it cannot be misread.
+
+    A clean verdict holds at every depth up to ``layers`` (``None``: the limit, every
+    depth); a violation is named with the depth at which it first appears (the length of
+    the shortest witness path), never with "every depth", which reads as "leaks at
+    every depth".
+
+    >>> depth_phrase(None), depth_phrase(None, 2)
+    ('in the limit (every depth)', 'in the limit (first at depth 2)')
+    >>> depth_phrase(1), depth_phrase(3, 0)
+    ('within L = 1 layer', 'within L = 3 layers (first at depth 0)')
+    """
+    where = "in the limit" if layers is None else f"within L = {layers} layer{'' if layers == 1 else 's'}"
+    if first is None:
+        return where + (" (every depth)" if layers is None else "")
+    return f"{where} (first at depth {first})"
+
+
 def is_default_names(names: Sequence[str] | None, n: int) -> bool:
     """True when ``names`` is absent or is the plain ``"0" .. "n-1"``."""
     return names is None or tuple(names) == tuple(str(i) for i in range(n))
