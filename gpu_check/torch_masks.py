@@ -12,7 +12,9 @@ its blocks (``kv_num_blocks``/``kv_indices``, the partial ones, and
 ``BLOCK_SIZE``, cut to ``seq_lengths``, and the partial blocks are masked by the
 block mask's ``mask_mod`` on the index grid (full blocks skip it, as the kernel does).
 Without a ``mask_mod`` (or with the no-op one) the answer is only block-granular, and
-a Python warning says so.
+a Python warning says so. A hand-built BlockMask whose blocks disagree with its
+``mask_mod`` (``create_block_mask`` never builds one) is read as the block-sparse kernel
+reads it, with a warning: flex_attention's eager CPU path evaluates the mask_mod alone.
 
 torch is imported inside the functions, so importing this module is cheap.
 """
@@ -169,11 +171,20 @@ def block_mask_to_dense(bm, source: str = "BlockMask") -> tuple[np.ndarray, str]
         return np.ascontiguousarray(full_t | partial_t), spec
     from torch.nn.attention.flex_attention import create_mask
 
+    device = getattr(getattr(bm, "kv_num_blocks", None), "device", "cpu")  # where its mask_mod's tensors live
     try:
         with torch.no_grad():
-            grid = create_mask(mask_mod, b, h, q_len, kv_len, device="cpu").cpu().numpy().astype(bool)
+            grid = create_mask(mask_mod, b, h, q_len, kv_len, device=device).cpu().numpy().astype(bool)
     except Exception as exc:  # noqa: BLE001 -- a user's mask_mod may raise anything
         raise InputError(f"{spec}: its mask_mod failed on the index grid ({type(exc).__name__}: {exc})",
                          source) from None
     grid = np.broadcast_to(grid, partial_t.shape)
-    return np.ascontiguousarray(full_t | (partial_t & grid)), spec
+    kernel = np.ascontiguousarray(full_t | (partial_t & grid))
+    differ = np.argwhere(kernel != grid)
+    if len(differ):  # a hand-built BlockMask: its blocks say otherwise than its mask_mod
+        where = "" if source == "BlockMask" else f"{source}: "
+        warnings.warn(f"{where}{spec}: its blocks and its mask_mod disagree on {len(differ)} (q, k) pair(s), first "
+                      f"[{', '.join(map(str, differ[0]))}]; read as the block-sparse kernel reads it (full blocks whole, "
+                      "partial blocks through mask_mod, nothing outside its blocks); flex_attention's eager CPU path "
+                      "evaluates the mask_mod alone and differs there", stacklevel=2)
+    return kernel, spec

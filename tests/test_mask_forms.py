@@ -332,3 +332,63 @@ def test_leak_and_gpu_check_take_pt_files_and_conventions(tmp_path, capsys):
     assert code == 1 and "no query attends itself" in err
     code, out, err = run(capsys, "gpu-check", tmp_path / "mha.pt", "--convention", "blocked", "--layers", "1")
     assert code == 0 and "PASS" in out
+
+
+def flex_probe(bm, n: int) -> np.ndarray:
+    """Which values reach which outputs of real FlexAttention (CPU, forward only: one value perturbed at a time)."""
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(1, 1, n, 16, generator=gen) for _ in range(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # eager flex_attention warns that it is not compiled
+        base = flex.flex_attention(q, k, v, block_mask=bm)
+        out = np.zeros((n, n), dtype=bool)
+        for j in range(n):
+            v2 = v.clone()
+            v2[0, 0, j] += 1.0
+            out[:, j] = ((flex.flex_attention(q, k, v2, block_mask=bm) - base).abs().sum(-1)[0, 0] != 0).numpy()
+    return out
+
+
+def test_block_mask_against_real_flex_attention():
+    n = 20
+    for bm in (flex.create_block_mask(sliding(3), None, None, n, n, device="cpu", BLOCK_SIZE=8),
+               flex.create_block_mask(causal_mod, None, None, n, n, device="cpu", BLOCK_SIZE=4)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a consistent BlockMask: no warning
+            loaded = hasse.load_mask(bm).matrix
+        assert np.array_equal(loaded, flex_probe(bm, n))
+
+
+def blocks_to_tokens(num, idx, size: int, n: int) -> np.ndarray:
+    """Token mask of FlexAttention's ordered block lists, written with loops (no kit code)."""
+    out = np.zeros((n, n), dtype=bool)
+    for qb in range(num.shape[-1]):
+        for j in range(int(num[0, 0, qb])):
+            kb = int(idx[0, 0, qb, j])
+            out[qb * size:(qb + 1) * size, kb * size:(kb + 1) * size] = True
+    return out
+
+
+def test_hand_built_block_mask_read_as_the_block_sparse_kernel():
+    """Blocks that disagree with the mask_mod: a dropped partial block, a full block where mask_mod says no.
+
+    The kernel reads full blocks whole and partial ones through mask_mod, nothing else (written out below
+    with loops); flex_attention's eager CPU path evaluates the mask_mod alone (the probe shows it), and a
+    warning names the difference."""
+    n, size = 16, 4
+    causal = flex.create_block_mask(causal_mod, None, None, n, n, device="cpu", BLOCK_SIZE=size)
+    num = causal.kv_num_blocks.clone()
+    num[0, 0, 3] -= 1  # drop the last partial block of queries 12-15 (the diagonal block)
+
+    def not_key_1(b, h, q_idx, kv_idx):
+        return (kv_idx <= q_idx) & (kv_idx != 1)
+    odd = flex.BlockMask.from_kv_blocks(num, causal.kv_indices, causal.full_kv_num_blocks, causal.full_kv_indices,
+                                        BLOCK_SIZE=size, mask_mod=not_key_1, seq_lengths=(n, n))
+    with pytest.warns(UserWarning, match="blocks and its mask_mod disagree"):
+        loaded = hasse.load_mask(odd).matrix
+    q, k = np.arange(n)[:, None], np.arange(n)[None, :]
+    partial = blocks_to_tokens(num, causal.kv_indices, size, n)
+    full = blocks_to_tokens(causal.full_kv_num_blocks, causal.full_kv_indices, size, n)
+    assert np.array_equal(loaded, full | (partial & (k <= q) & (k != 1)))
+    assert loaded[4:, 1].all() and not loaded[12:, 12:].any()
+    assert np.array_equal(flex_probe(odd, n), (k <= q) & (k != 1))  # the CPU path: the mask_mod alone
