@@ -144,7 +144,9 @@ def capped_rows(items: Sequence, row: Callable[[object], str], limit: int, *, in
 def capped_table(items: Sequence, cells: Callable[[object], Sequence[object]], limit: int, *,
                  header: Sequence[str] | None = None, right: Iterable[int] = (), indent: str = "  ",
                  more: str = "(use --json for all)", ascii: bool = False) -> list[str]:
-    """:func:`align` over ``cells(x)`` for the first ``limit`` items, then ``… and K more`` (widths from what is shown).
+    """:func:`align` over ``cells(x)`` for the first ``limit`` items, then ``… and K more``.
+
+    The widths come from the rows shown.
 
     >>> print("\\n".join(capped_table([1, 22, 333], lambda x: (x, "ok"), 2, header=("value", "state"), right=(0,))))
       value  state

@@ -20,7 +20,7 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
-from importlib.metadata import entry_points
+from importlib.metadata import distributions
 from pathlib import Path
 
 import pytest
@@ -367,7 +367,10 @@ def test_assert_no_leak_message_names_the_first_depth_and_the_command():
 # ------------------------------------------------------------------ pytest: short failures, the plugin
 
 
-PLUGIN_ACTIVE = any(ep.name == "hasse" for ep in entry_points(group="pytest11"))
+# as pytest's autoload sees it: every installed distribution (a stale hasse_attention.egg-info
+# in the checkout can hide the installed one from importlib.metadata.entry_points)
+PLUGIN_ACTIVE = any(ep.group == "pytest11" and ep.name == "hasse"
+                    for dist in distributions() for ep in dist.entry_points)
 PLUGIN_ARGS = [] if PLUGIN_ACTIVE else ["-p", "hasse.pytest_plugin"]
 
 USER_TESTS = '''
