@@ -66,10 +66,14 @@ def run(args) -> int:
                                                      **report.to_json()}):
         pass
     else:
-        for c in report.results:
-            mark = "AGREES " if not c.problems else "DIFFERS"
-            rerun = f"; re-ran {c.reruns} part{'s' * (c.reruns != 1)}, {c.rechecked:,} objects" if c.reruns else ""
-            print(f"{mark}  {c.theorem}  n={c.n}  {c.method:<10} {c.verdict}, checked {c.checked:,}{rerun}")
+        from hasse.tables import align
+
+        rows = align([("AGREES" if not c.problems else "DIFFERS", c.theorem, f"n={c.n}", c.method, c.verdict,
+                       f"checked {c.checked:,}" + (f"; re-ran {c.reruns} part{'s' * (c.reruns != 1)}, "
+                                                   f"{c.rechecked:,} objects" if c.reruns else ""))
+                      for c in report.results])
+        for c, row in zip(report.results, rows):
+            print(row)
             for problem in c.problems:
                 print(f"         {problem}")
             for note in c.inconclusive:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
 from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, clip
 from hasse.theory.json_file import read_json
 
 FORMAT, VERSION = "hasse proof", 2
@@ -166,7 +166,7 @@ def read_certificate(path: str) -> Certificate:
     except InputError:
         raise
     except (ValueError, RecursionError) as exc:  # digits beyond Python's limit, nesting beyond the stack
-        raise InputError(f"not a certificate: {type(exc).__name__}: {str(exc)[:120]}", path) from None
+        raise InputError(f"not a certificate: {type(exc).__name__}: {clip(exc, 120)}", path) from None
     if not isinstance(data, dict) or data.get("certificate") != FORMAT:
         raise InputError(f'not a certificate: no "certificate": "{FORMAT}" field', path)
     if data.get("format") != VERSION:
@@ -202,7 +202,7 @@ def check_result(obj, path: str, i: int = 0) -> dict:
     """
     if not isinstance(obj, dict):
         raise InputError(f"result {i} is not an object", path)
-    label = f"{str(obj.get('theorem'))[:60]} n={str(obj.get('n'))[:20]} {str(obj.get('method'))[:20]}"
+    label = f"{clip(obj.get('theorem'), 60)} n={clip(obj.get('n'), 20)} {clip(obj.get('method'), 20)}"
 
     def bad(message: str):
         return InputError(f"result {i} ({label}): {message}", path)
@@ -216,7 +216,7 @@ def check_result(obj, path: str, i: int = 0) -> dict:
                       f"got {type(obj[key]).__name__}")
     name = registry.ALIASES.get(obj["theorem"], obj["theorem"])
     if name not in registry.NAMES:
-        raise bad(f"unknown theorem {obj['theorem'][:60]!r}")
+        raise bad(f"unknown theorem {clip(repr(obj['theorem']), 60)}")
     theorem = registry.get(name)
     if obj["method"] not in METHODS:
         raise bad(f"method must be one of {', '.join(METHODS)}")
@@ -225,7 +225,7 @@ def check_result(obj, path: str, i: int = 0) -> dict:
     indexed = theorem.indexed and obj["method"] == "exhaustive"
     if not _is_int(obj["n"], max(1, theorem.min_n) if obj["verdict"] != UNKNOWN else 1,
                    MAX_INDEXED_N if indexed else MAX_N):
-        raise bad(f"n = {str(obj['n'])[:30]} is out of range for this theorem and method")
+        raise bad(f"n = {clip(obj['n'], 30)} is out of range for this theorem and method")
     if not _is_int(obj["checked"], 0, MAX_COUNT):
         raise bad("checked must be an integer between 0 and 2^64")
     if not (math.isfinite(obj["seconds"]) and obj["seconds"] >= 0):

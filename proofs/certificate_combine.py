@@ -41,13 +41,13 @@ from hasse.proofs import registry
 from hasse.proofs.certificate import read_certificate
 from hasse.proofs.certificate_claims import claim_problems, hit_of
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Result
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, clip
 
 
 def _one(parts: list[dict], what: str, value) -> None:
     seen = {json.dumps(value(r), sort_keys=True) for r in parts}
     if len(seen) > 1:
-        raise ValueError(f"mixed {what}: {', '.join(sorted(s[:20] for s in seen))}")
+        raise ValueError(f"mixed {what}: {', '.join(sorted(clip(s, 20) for s in seen))}")
 
 
 def combine(parts: list[dict]) -> dict:

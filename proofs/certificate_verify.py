@@ -35,6 +35,7 @@ from hasse.proofs.certificate import read_certificate
 from hasse.proofs.certificate_claims import claim_problems, hit_of
 from hasse.proofs.theorem import UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex
+from hasse.theory.errors import clip
 
 
 @dataclass
@@ -102,7 +103,7 @@ def verify(path: str, fraction: float = 0.0, seed: int = 0, timeout: float | Non
                               + (", ".join(diff[:8]) + (f" and {len(diff) - 8} more" if len(diff) > 8 else "")
                                  if diff else "the certificate does not list its sources"))
         if r["versions"]["hasse"] != __version__:
-            c.problems.append(f"written by hasse {r['versions']['hasse'][:20]}, this is hasse {__version__}")
+            c.problems.append(f"written by hasse {clip(r['versions']['hasse'], 20)}, this is hasse {__version__}")
         if fraction > 0:
             if theorem.indexed and r["method"] == "exhaustive":
                 _rerun_chunks(theorem, r, c, fraction, rng, timeout, progress)

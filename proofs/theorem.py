@@ -36,7 +36,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from hasse.theory.deadline import deadline
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, clip
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
@@ -201,7 +201,7 @@ def crash_site(exc: BaseException) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(frames[-1].filename)}:{frames[-1].lineno}" if frames else ""
     text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
-    return text.splitlines()[0][:200] + where
+    return clip(text.splitlines()[0], 200) + where
 
 
 def needs_whole_class(theorem: Theorem, verdict: str) -> bool:

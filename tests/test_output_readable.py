@@ -468,3 +468,20 @@ def test_marker():
     args = ["-p", "no:cacheprovider", "-p", "no:hasse"] if PLUGIN_ACTIVE else ["-p", "no:cacheprovider"]
     result = pytester.runpytest_subprocess(*args)
     result.assert_outcomes(passed=1)  # without the plugin the marker is only a mark
+
+
+def test_certificate_verify_rows_line_up(tmp_path, capsys):
+    cert = tmp_path / "cert.json"
+    assert main(["prove", "all", "--n", "2", "--method", "both", "--certificate", str(cert)]) == 0
+    capsys.readouterr()
+    assert main(["certificate", "verify", str(cert)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("AGREES")]
+    assert len(rows) >= 20
+    assert len({r.index(" proved ") for r in rows}) == 1 and len({r.index(" n=2 ") for r in rows}) == 1
+
+
+def test_hostile_values_in_messages_are_cut_with_a_count():
+    from hasse.theory.errors import clip
+
+    assert clip("t" * 500, 60) == "t" * 60 + "… (+440 more characters)"
+    assert clip("short", 60) == "short"

@@ -17,6 +17,19 @@ class InputError(ValueError):
         super().__init__(text.replace("\n", " "))
 
 
+def clip(value, limit: int) -> str:
+    """``str(value)`` for a message, cut after ``limit`` characters with ``… (+K more characters)``.
+
+    Messages quote what a user gave (a name, a number, an exception); a hostile value
+    is cut, and the cut says so.
+
+    >>> clip("abcdef", 4), clip(12, 4)
+    ('abcd… (+2 more characters)', '12')
+    """
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit:,} more characters)"
+
+
 class TooLargeError(InputError):
     """The dense matrices an operation needs would not fit in memory."""
 
