@@ -12,7 +12,7 @@ from fractions import Fraction
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
-from hasse.tables import capped_rows, cut, cut_items, task_table
+from hasse.tables import align, capped_rows, capped_table, cut, cut_items, task_table
 from hasse.theory.errors import InputError
 
 MERGE_DESCRIPTION = """\
@@ -166,11 +166,13 @@ def merge_report(args, tasks, merged, formulas, measured, sparse, depth) -> str:
         f, values = formulas
         described = describe(f)
         lines.append(f"size formulas, {described[0]}, checked against the merged task:")
+        rows = []
         for line in described[1:]:
             key = line.split("=", 1)[0].strip()
             got, want = measured.get(key), values.get(key)
-            check = "" if got is None else ("  ok" if want == got else f"  MISMATCH: measured {got}")
-            lines.append(f"  {line.strip()}  ->  {want}{check}")
+            check = "" if got is None else ("ok" if want == got else f"MISMATCH: measured {got}")
+            rows.append((line.strip(), "->", want, check))
+        lines += align(rows, right=(2,), indent="  ")
     lines.append(f"merged task: {t.size} positions on {t.tokens} tokens, {len(t.supervised)} supervised, "
                  f"{int(t.mask.sum())} attention pairs (dense)")
     if t.size <= MAX_VIEW:
@@ -252,9 +254,10 @@ def run_consistent(args) -> int:
     print(f"{train.name or args.train} is INCONSISTENT with {args.inference}: {len(report.mismatches)} of "
           f"{report.checked} supervised inference nodes have no equivalent training node with their label")
 
-    def mismatch_row(m) -> str:
+    def mismatch_row(m) -> tuple[str, str, str]:
         inf = inference[m.task]
-        where = f"{inf.name or f'task {m.task}'}: {inf.names[m.position]} ({m.input[0]}@{m.input[1]} -> {m.target})"
+        where = (f"{inf.name or f'task {m.task}'}:",
+                 f"{inf.names[m.position]} ({m.input[0]}@{m.input[1]} -> {m.target}):")
         if m.closest is None:
             detail = "no training position has this input and label"
         elif m.extra_upstream or m.missing_upstream:
@@ -267,8 +270,9 @@ def run_consistent(args) -> int:
         else:
             detail = (f"closest training node {train.names[m.closest]} sees the same inputs, but arranged "
                      f"differently (e.g. mutual instead of one-way attention)")
-        return f"  {where}: {detail}"
+        return (*where, detail)
 
-    for line in capped_rows(report.mismatches, mismatch_row, MAX_ROWS, more="(use --json)"):
+    for line in capped_table(report.mismatches, mismatch_row, MAX_ROWS, more="(use --json)",
+                             ascii=getattr(args, "ascii", False)):
         print(line)
     return 1

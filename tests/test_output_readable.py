@@ -485,3 +485,12 @@ def test_hostile_values_in_messages_are_cut_with_a_count():
 
     assert clip("t" * 500, 60) == "t" * 60 + "… (+440 more characters)"
     assert clip("short", 60) == "short"
+
+
+def test_merge_formulas_and_consistent_rows_line_up(capsys):
+    main(["merge", "infill:n=4"])
+    rows = [line for line in capsys.readouterr().out.splitlines() if " -> " in line and line.endswith(" ok")]
+    assert len(rows) >= 4 and len({r.index(" -> ") for r in rows}) == 1, rows
+    assert main(["consistent", "bad_block_query_history:n=8,block=2", "--inference", "block:n=8,block=2"]) == 1
+    rows = [line for line in capsys.readouterr().out.splitlines() if "closest training node" in line]
+    assert len(rows) >= 2 and len({r.index("closest") for r in rows}) == 1, rows
