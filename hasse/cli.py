@@ -84,7 +84,9 @@ def check_timeout(timeout: float | None) -> None:
 
 def _warning_line(message, category, filename, lineno, file=None, line=None) -> None:
     """Print a Python warning raised while a command runs as ``hasse: warning: …`` on stderr (no source line)."""
-    print(f"hasse: warning: {message}", file=sys.stderr)
+    from hasse.output import warn
+
+    warn(str(message))  # clears a status line first
 
 
 def chosen_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
