@@ -180,6 +180,7 @@ def write_text(path: str, text: str) -> None:
 
 def _input_paths(args) -> list[str]:
     """The existing files named by a command's arguments (a ``file.py:function`` names ``file.py``)."""
+    from hasse.theory.mask_mod_call import split_function
     out = []
     for key, value in vars(args).items():
         if key in OUTPUT_OPTIONS:
@@ -187,8 +188,9 @@ def _input_paths(args) -> list[str]:
         for item in value if isinstance(value, list) else [value]:
             if not isinstance(item, str) or not item or item == "-":
                 continue
-            head, sep, _ = item.rpartition(":")
-            for candidate in (item, head if sep else None):
+            named = split_function(item)  # file.py:f(…) with a ':' inside an argument names file.py too
+            head = named[0] if named else item.rpartition(":")[0]
+            for candidate in (item, head or None):
                 if candidate and os.path.exists(candidate):
                     out.append(candidate)
     return out

@@ -466,3 +466,14 @@ def test_find_leaks_api_takes_trust_code(tmp_path, gym):
         hasse.find_leaks(str(task))
     report = hasse.find_leaks(str(task), trust_code=True)
     assert sorted(x.position for x in report.leaks) == next_token_leaks(ref_prefix_lm(6, 3))
+
+
+def test_an_output_onto_the_factory_file_is_refused_even_with_a_colon_in_an_argument(tmp_path, capsys):
+    # hasse/output._input_paths once split on the last ':', so 'f.py:make(s="a:b")' hid f.py.
+    src = tmp_path / "f.py"
+    src.write_text("def make(s):\n    return lambda b, h, q, k: q >= k\n")
+    before = src.read_text()
+    code = main(["analyze", f'{src}:make(s="a:b")', "--n", "4", "--json", "--out", str(src)])
+    assert code == 2
+    assert src.read_text() == before
+    assert "f.py" in capsys.readouterr().err
