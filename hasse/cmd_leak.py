@@ -181,7 +181,9 @@ def run_leak(args) -> int:
 
         draw_leak(task, report, args.png, title=_verdict_line(task, report))
     spec = spec_of(args.task, "task") or spec_of(args.task)  # a task spec, or a bare mask's spec
-    if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec), **leak_json(task, report)}):
+    if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec),
+                                                     "objective": "next-token" if bare else "task",
+                                                     **leak_json(task, report)}):
         pass
     else:
         print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))

@@ -477,3 +477,11 @@ def test_an_output_onto_the_factory_file_is_refused_even_with_a_colon_in_an_argu
     assert code == 2
     assert src.read_text() == before
     assert "f.py" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("subject, objective", [("causal:n=5", "next-token"), ("butterfly:n=4", "task")])
+def test_leak_json_says_what_objective_was_checked(subject, objective, capsys):
+    code = main(["leak", subject, "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["objective"] == objective
+    assert code == 0 and data["leak_free"]
