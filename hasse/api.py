@@ -114,7 +114,10 @@ def load_task(source, *, trust_code: bool = False) -> Task:
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.task_io import load_task as _load_task
 
-    return _load_task(str(source), trust_code=trust_code, fallback=torch_fallback_or_none())
+    from hasse.gpu_check.torch_masks import torch_reader_or_none
+
+    return _load_task(str(source), trust_code=trust_code, fallback=torch_fallback_or_none(),
+                      torch_reader=torch_reader_or_none())
 
 
 def load_family(source) -> tuple[Task, ...]:

@@ -165,7 +165,10 @@ def _run_on(args, device: str) -> int:
 
         from hasse.gpu_check.mask_mod import torch_fallback_or_none
 
-        task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none())
+        from hasse.gpu_check.torch_masks import torch_reader_or_none
+
+        task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none(),
+                         torch_reader=torch_reader_or_none())
         subject, mask, names = task.name or args.subject, task.mask, task.names
     else:
         from hasse.masks_in import load

@@ -157,7 +157,10 @@ def load_leak_subject(source: str, n: int | None = None, trust_code: bool = Fals
     from hasse.theory.task_io import load_task, names_a_task, next_token_task
 
     if names_a_task(source):
-        task = load_task(source, trust_code=trust_code, fallback=torch_fallback_or_none())
+        from hasse.gpu_check.torch_masks import torch_reader_or_none
+
+        task = load_task(source, trust_code=trust_code, fallback=torch_fallback_or_none(),
+                         torch_reader=torch_reader_or_none())
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
         return task, False

@@ -392,3 +392,24 @@ def test_hand_built_block_mask_read_as_the_block_sparse_kernel():
     assert np.array_equal(loaded, full | (partial & (k <= q) & (k != 1)))
     assert loaded[4:, 1].all() and not loaded[12:, 12:].any()
     assert np.array_equal(flex_probe(odd, n), (k <= q) & (k != 1))  # the CPU path: the mask_mod alone
+
+
+def test_a_task_file_whose_mask_is_a_pt_file_reads_it_with_torch(tmp_path):
+    # The task reader once got no torch_reader: "reading a .pt file needs torch" with torch installed.
+    import json as _json
+
+    import hasse
+    from hasse.cli import main
+
+    causal = torch.tril(torch.ones(4, 4, dtype=torch.bool))
+    torch.save(causal, tmp_path / "m.pt")
+    inputs = [["x0", 0], ["x1", 1], ["x2", 2], ["x3", 3]]
+    task = {"tokens": 4, "inputs": inputs, "labels": [1, 2, 3, None], "mask": "m.pt"}
+    (tmp_path / "t.json").write_text(_json.dumps(task))
+    loaded = hasse.load_task(str(tmp_path / "t.json"))
+    assert loaded.mask.tolist() == causal.numpy().tolist()
+    assert main(["leak", str(tmp_path / "t.json")]) == 0
+    task["mask"] = "m_bidir.pt"
+    torch.save(torch.ones(4, 4, dtype=torch.bool), tmp_path / "m_bidir.pt")
+    (tmp_path / "t.json").write_text(_json.dumps(task))
+    assert main(["leak", str(tmp_path / "t.json")]) == 1

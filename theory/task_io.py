@@ -30,11 +30,13 @@ from hasse.theory.task import Task, make_task
 from hasse.theory.tasks.prior_art import causal_lm
 
 
-def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False, fallback=None) -> np.ndarray:
+def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False, fallback=None,
+                torch_reader=None) -> np.ndarray:
     """The task's mask from its JSON ``mask`` field; ``size`` is the number of positions its ``inputs`` fix.
 
     A ``file.py:function`` (or factory call) is refused unless ``trust_code``; then it
-    is read relative to ``folder`` and evaluated on ``size`` positions.
+    is read relative to ``folder`` and evaluated on ``size`` positions. ``torch_reader``
+    reads a ``.pt`` file the field names (:func:`theory.mask_io.load_mask`).
     """
     if isinstance(value, list):
         return rows_to_mask(value, source=source)
@@ -48,7 +50,7 @@ def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = F
                 path, function = code
                 return load_mask(f"{os.path.join(folder, path)}:{function}", n=size, fallback=fallback).matrix
             return load_mask(candidate if os.path.exists(candidate) else value, trust_code=trust_code,
-                             n=size if trust_code else None, fallback=fallback).matrix
+                             n=size if trust_code else None, fallback=fallback, torch_reader=torch_reader).matrix
         except InputError as exc:
             raise type(exc)(f"'mask': {exc}", source) from None
     raise InputError(f"'mask' must be a spec, a file path or a list of 0/1 rows, got {type(value).__name__}", source)
@@ -72,7 +74,7 @@ REPORT_FIELDS = frozenset({
 
 
 def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None, *, trust_code: bool = False,
-                   fallback=None) -> Task:
+                   fallback=None, torch_reader=None) -> Task:
     """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any.
 
     ``trust_code``: a ``mask`` naming ``file.py:function`` runs it on as many positions
@@ -93,7 +95,7 @@ def task_from_dict(data, source: str, folder: str = "", tokens: int | None = Non
         raise InputError(f"task has tokens = {n} but its family has tokens = {tokens}", source)
     if not isinstance(data["inputs"], list) or not isinstance(data["labels"], list):
         raise InputError("'inputs' and 'labels' must be lists", source)
-    mask = _mask_field(data["mask"], source, folder, len(data["inputs"]), trust_code, fallback)
+    mask = _mask_field(data["mask"], source, folder, len(data["inputs"]), trust_code, fallback, torch_reader)
     return make_task(n, data["inputs"], data["labels"], mask, isolate=data.get("isolate", ()),
                      name=str(data.get("name", "")), names=data.get("names"), source=source)
 
@@ -114,7 +116,7 @@ def task_to_dict(task: Task) -> dict:
     return out
 
 
-def load_task(source: str, *, trust_code: bool = False, fallback=None) -> Task:
+def load_task(source: str, *, trust_code: bool = False, fallback=None, torch_reader=None) -> Task:
     """A task from a built-in spec (``butterfly:n=4``, ``infill:n=5,k=2``) or a ``.json`` file.
 
     ``trust_code`` lets a task file's ``mask`` name a mask_mod to run (``--trust-code``).
@@ -123,7 +125,8 @@ def load_task(source: str, *, trust_code: bool = False, fallback=None) -> Task:
         data = read_json(source)
         if isinstance(data, dict) and "tasks" in data and "inputs" not in data:
             raise InputError("this is a task family (it has 'tasks'); give a single task", source)
-        return task_from_dict(data, source, os.path.dirname(source), trust_code=trust_code, fallback=fallback)
+        return task_from_dict(data, source, os.path.dirname(source), trust_code=trust_code, fallback=fallback,
+                              torch_reader=torch_reader)
     return build_task(source)
 
 
@@ -146,7 +149,7 @@ def next_token_task(mask: NamedMask) -> Task:
     return task
 
 
-def load_family(source: str, *, trust_code: bool = False, fallback=None) -> tuple[Task, ...]:
+def load_family(source: str, *, trust_code: bool = False, fallback=None, torch_reader=None) -> tuple[Task, ...]:
     """The tasks of a family spec (``infill:n=5``) or a family ``.json`` file.
 
     Empty families, tasks over different token counts and malformed tasks are an
@@ -167,7 +170,7 @@ def load_family(source: str, *, trust_code: bool = False, fallback=None) -> tupl
         for i, item in enumerate(items):
             try:
                 tasks.append(task_from_dict(item, f"{source}: task {i}", folder, tokens=tokens, trust_code=trust_code,
-                                            fallback=fallback))
+                                            fallback=fallback, torch_reader=torch_reader))
             except InputError as exc:
                 raise InputError(str(exc)) from None
         tasks = [t if t.name else _named(t, f"task {i}") for i, t in enumerate(tasks)]
