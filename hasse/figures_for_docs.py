@@ -46,6 +46,15 @@ def regenerate(dest: Path = DOCS_IMG, names: list[str] | None = None) -> list[Pa
     return written
 
 
-if __name__ == "__main__":
-    for path in regenerate(Path(sys.argv[1]) if len(sys.argv) > 1 else DOCS_IMG):
+def cli(argv: list[str]) -> int:
+    """``python -m hasse.figures_for_docs [DIR]``: write the figures to DIR (default docs/img)."""
+    if argv and argv[0] in ("-h", "--help") or len(argv) > 1:
+        print(f"usage: python -m hasse.figures_for_docs [DIR]\n\n{__doc__.strip()}\n\nfigures: {', '.join(FIGURES)}")
+        return 0 if argv and argv[0] in ("-h", "--help") else 2
+    for path in regenerate(Path(argv[0]) if argv else DOCS_IMG):
         print(f"wrote {path} ({path.stat().st_size // 1024} KB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))
