@@ -11,6 +11,7 @@ from hasse.tables import capped_table
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 from hasse.theory.leak import LeakReport, find_flows, find_leaks, key_only_json
+from hasse.theory.mask import NamedMask
 from hasse.theory.task import Task
 
 LEAK_DESCRIPTION = """\
@@ -91,6 +92,12 @@ def register(sub) -> None:
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
     add_convention_argument(p)
+    p.add_argument("--heads", type=int, metavar="H",
+                   help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
+                        "split a (B*H, Q, K) array")
+    p.add_argument("--batch", type=int, metavar="B",
+                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
+                        "leaks); a 4-D array's batch rows are always each checked")
     p.set_defaults(run=ascii_aware(run_leak))
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
@@ -144,8 +151,12 @@ NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); g
 
 
 def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
-                      kv_len: int | None = None, convention: str = "auto") -> tuple[Task, bool]:
-    """``(task, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
+                      kv_len: int | None = None, convention: str = "auto", heads: int | None = None,
+                      batch: int | None = None, empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool]:
+    """``(tasks, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
+
+    A MASK gives one task per batch row (each row's layer is the union over its heads,
+    each head's empty rows read by ``empty_rows`` first: :meth:`theory.heads.HeadMasks.layer`).
 
     A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
     number of positions compared with ``n``; anything else is a MASK read as every
@@ -153,7 +164,7 @@ def load_leak_subject(source: str, n: int | None = None, trust_code: bool = Fals
     :func:`theory.task_io.next_token_task`.
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.masks_in import load
+    from hasse.masks_in import apply_policy, load_heads
     from hasse.theory.task_io import load_task, names_a_task, next_token_task
 
     if names_a_task(source):
@@ -163,9 +174,19 @@ def load_leak_subject(source: str, n: int | None = None, trust_code: bool = Fals
                          torch_reader=torch_reader_or_none())
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
-        return task, False
-    return next_token_task(load(source, n, trust_code=trust_code, queries=queries, kv_len=kv_len,
-                                convention=convention)), True
+        if heads is not None or batch is not None:
+            raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", source)
+        return [task], False
+    named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
+                             convention=convention)
+    if grid.masks.shape[:2] == (1, 1):
+        return [next_token_task(named)], True
+    tasks = []
+    for b in range(grid.batch_rows):
+        layer, _ = apply_policy(grid, b, empty_rows, source)
+        row = NamedMask(layer, named.names, named.spec, named.key_only, named.key_only_kind)
+        tasks.append(next_token_task(row))
+    return tasks, True
 
 
 def load_task_arg(source: str) -> Task:
@@ -176,9 +197,15 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
-    task, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len,
-                                   convention=args.convention)
-    report = find_leaks_flagged(task, args.layers, args.empty_rows)
+    tasks, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len,
+                                    convention=args.convention, heads=args.heads, batch=args.batch,
+                                    empty_rows=args.empty_rows)
+    reports = [find_leaks_flagged(task, args.layers, args.empty_rows) for task in tasks]
+    worst = next((b for b, r in enumerate(reports) if not r.leak_free), 0)  # the first leaking batch row
+    task, report = tasks[worst], reports[worst]
+    rows = [{"batch": b, "leak_free": r.leak_free, "leaks": len(r.leaks_within()),
+             "isolation": len(r.isolation_within())}
+            for b, r in enumerate(reports)] if len(tasks) > 1 else None
     if args.png:
         from hasse.draw_mask import draw_leak
 
@@ -186,14 +213,19 @@ def run_leak(args) -> int:
     spec = spec_of(args.task, "task") or spec_of(args.task)  # a task spec, or a bare mask's spec
     if (args.json or args.out) and emit_json(args, {**json_header("leak", args.task, spec),
                                                      "objective": "next-token" if bare else "task",
-                                                     **leak_json(task, report)}):
+                                                     **leak_json(task, report),
+                                                     **({"batch_rows": rows, "batch_row": worst} if rows else {})}):
         pass
     else:
+        if rows:  # each batch row on its own; the first leaking one in full
+            print(f"{len(rows)} batch rows: " + ", ".join(
+                f"{r['batch']}: {'leak-free' if r['leak_free'] else 'LEAK'}" for r in rows)
+                + f"; batch row {worst} in full:")
         print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))
         for path, what in ((args.png, "picture"), (args.out, "JSON")):
             if path:
                 print(f"{what} written to {path}")
-    return 0 if report.leak_free else 1
+    return 0 if all(r.leak_free for r in reports) else 1
 
 
 def find_leaks_flagged(task: Task, layers: int | None, empty_rows: str) -> LeakReport:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -485,3 +486,34 @@ def test_leak_json_says_what_objective_was_checked(subject, objective, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["objective"] == objective
     assert code == 0 and data["leak_free"]
+
+
+HEADED = '''
+def by_head(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) | ((h == 1) & (kv_idx == q_idx + 1))   # head 1 sees the next token
+
+def by_batch(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) | ((b == 2) & (kv_idx == q_idx + 1))   # batch row 2 sees the next token
+'''
+
+
+def test_leak_on_a_mask_mod_that_reads_h_or_b_checks_every_head_and_batch_row(tmp_path, capsys):
+    src = tmp_path / "headed.py"
+    src.write_text(HEADED)
+    assert main(["leak", f"{src}:by_head", "--n", "6"]) == 2  # undeclared h: refused, never h = 0 silently
+    assert "--heads" in capsys.readouterr().err
+    assert main(["leak", f"{src}:by_head", "--n", "6", "--heads", "1"]) == 0  # head 0 alone is causal
+    capsys.readouterr()
+    assert main(["leak", f"{src}:by_head", "--n", "6", "--heads", "2", "--json"]) == 1  # the union leaks
+    data = json.loads(capsys.readouterr().out)
+    # by hand: through head 1 every q < n-1 reads x_{q+1}, its own target, in one hop
+    n = 6
+    assert sorted(leak["position"] for leak in data["leaks"]) == list(range(n - 1))
+    assert all(leak["depth"] == 1 for leak in data["leaks"])
+    assert main(["leak", f"{src}:by_batch", "--n", "6", "--batch", "3", "--json"]) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert [r["leak_free"] for r in data["batch_rows"]] == [True, True, False]
+    assert data["batch_row"] == 2 and not data["leak_free"]
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text())
+    jsonschema.validate(data, {**schema, "$ref": "#/$defs/leak"})
