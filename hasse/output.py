@@ -1,7 +1,7 @@
 """Small helpers shared by the commands: JSON printing, warnings, and writing output files safely.
 
 Outputs (``--out``, ``--png``, ``--dot``, ``--certificate``) are written atomically:
-:func:`atomic_output` hands out a temporary file beside the target and renames it
+:func:`~hasse.theory.atomic_file.atomic_output` hands out a temporary file beside the target and renames it
 over the target only when it is complete, so a crash or a full disk never leaves
 half a file. :func:`refuse_outputs_onto_inputs` (called by :func:`hasse.cli.main`
 before any command runs) refuses an output that is one of the command's input files,
@@ -10,14 +10,14 @@ or that exists and is not a regular file (a FIFO, a device, a folder).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
 import sys
-import tempfile
 
 import numpy as np
+
+from hasse.theory.atomic_file import atomic_output, write_text  # noqa: F401  (the one atomic writer, used by commands)
 
 
 def to_jsonable(value):
@@ -136,46 +136,6 @@ def say(*lines: str) -> None:
 
 
 OUTPUT_OPTIONS = {"out": "--out", "png": "--png", "dot": "--dot", "certificate": "--certificate"}
-
-
-@contextlib.contextmanager
-def atomic_output(path: str):
-    """Yield a temporary path beside ``path``; on success rename it over ``path`` (``os.replace``), else remove it.
-
-    >>> import tempfile, os
-    >>> target = os.path.join(tempfile.mkdtemp(), "out.txt")
-    >>> with atomic_output(target) as tmp:
-    ...     _ = open(tmp, "w").write("done")
-    >>> open(target).read(), [f for f in os.listdir(os.path.dirname(target)) if f != "out.txt"]
-    ('done', [])
-    """
-    from hasse.theory.errors import InputError
-
-    folder = os.path.dirname(os.path.abspath(path))
-    suffix = os.path.splitext(path)[1]
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=f".tmp{suffix}")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
-    os.close(fd)
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would create it
-        yield tmp
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-
-
-def write_text(path: str, text: str) -> None:
-    """Write ``text`` (UTF-8) to ``path`` atomically; :class:`InputError` (one line) when it cannot be written."""
-    with atomic_output(path) as tmp:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
 
 
 def _input_paths(args) -> list[str]:

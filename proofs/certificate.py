@@ -38,12 +38,12 @@ import json
 import math
 import os
 import stat
-import tempfile
 from dataclasses import dataclass
 
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
 from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
+from hasse.theory.atomic_file import write_text
 from hasse.theory.errors import InputError, clip
 from hasse.theory.json_file import read_json
 
@@ -113,25 +113,7 @@ def refuse_overwrite(path: str, inputs: tuple[str, ...] = ()) -> None:
 
 def write_atomically(path: str, text: str) -> None:
     """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (never half a file)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
-    try:
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # as a plain open() would create it
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    write_text(path, text)
 
 
 def _jsonable(value):
