@@ -15,7 +15,6 @@ False
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Iterable
 
 import numpy as np
@@ -81,10 +80,10 @@ def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_le
     if isinstance(source, str):  # declared heads or batch rows: a mask_mod's ranges, or an array's layout
         from hasse.masks_in import load_heads
 
+        from hasse.theory.mask_io import first_batch_row
+
         named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, convention=convention)
-        if grid.batch_rows > 1:
-            named = replace(named, spec=f"{named.spec} [batch row 0 of {grid.batch_rows}]")
-        return named
+        return first_batch_row(named, grid)
     from hasse.gpu_check.torch_masks import torch_reader_or_none
     from hasse.theory.mask_io import load_mask as _load_any
 

@@ -16,7 +16,8 @@ from urllib.parse import quote
 
 import pytest
 
-from hasse.cli import build_parser, main
+from hasse.cli import main
+from tests.cli_parsers import commands
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -85,18 +86,7 @@ def gpu_cases() -> list[tuple[str, list[str]]]:
 
 def json_commands() -> dict[str, argparse.ArgumentParser]:
     """Every (sub)command of ``hasse`` that takes --json, by the name its JSON's "command" carries."""
-    found = {}
-
-    def walk(parser, prefix: str) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, f"{prefix} {name}".strip())
-        if prefix and any("--json" in a.option_strings for a in parser._actions):
-            found[prefix] = parser
-
-    walk(build_parser(), "")
-    return found
+    return {name: p for name, p in commands().items() if any("--json" in a.option_strings for a in p._actions)}
 
 
 def test_schema_is_a_valid_draft_2020_12_schema():

@@ -17,6 +17,7 @@ import pytest
 from hasse.cli import build_parser, main
 from hasse.theory.catalog import build_mask, build_task, entries, resolve_spec
 from hasse.theory.errors import InputError
+from tests.cli_parsers import commands
 
 # flags that name a size on another axis than the tokens: the key axis of a non-square mask
 # (FlexAttention's KV_LEN) and the query rows; not a second name for --n.
@@ -31,21 +32,6 @@ def run(capsys, *argv):
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def commands() -> dict[str, argparse.ArgumentParser]:
-    found = {}
-
-    def walk(parser, prefix: str) -> None:
-        for action in parser._actions:
-            if isinstance(action, argparse._SubParsersAction):
-                for name, sub in action.choices.items():
-                    walk(sub, f"{prefix} {name}".strip())
-        if prefix:
-            found[prefix] = parser
-
-    walk(build_parser(), "")
-    return found
 
 
 def options(parser) -> dict[str, argparse.Action]:

@@ -44,6 +44,25 @@ def default_names(n: int) -> tuple[str, ...]:
     return tuple(str(i) for i in range(n))
 
 
+def as_array(values, source: str = "mask") -> np.ndarray:
+    """``values`` as a rectangular numeric numpy array (any rank); ragged rows and objects are an InputError.
+
+    >>> as_array([[1, 0], [1, 1]]).shape
+    (2, 2)
+    >>> as_array([[1], [None]])
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: mask: rows have different lengths or hold non-numbers
+    """
+    try:
+        arr = np.asarray(values)
+    except Exception as exc:  # ragged lists and the like
+        raise InputError(f"not a rectangular array ({exc})", source) from None
+    if arr.dtype == object:
+        raise InputError("rows have different lengths or hold non-numbers", source)
+    return arr
+
+
 def as_mask(values, source: str = "mask", *, square: bool = True) -> np.ndarray:
     """Validate ``values`` as a mask and return it as a C-contiguous bool array.
 
@@ -57,12 +76,7 @@ def as_mask(values, source: str = "mask", *, square: bool = True) -> np.ndarray:
     ...
     hasse.theory.errors.InputError: mask: values must be 0/1 or true/false, found 2 at [0, 1]
     """
-    try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged lists and the like
-        raise InputError(f"not a rectangular array ({exc})", source) from None
-    if arr.dtype == object:
-        raise InputError("rows have different lengths or hold non-numbers", source)
+    arr = as_array(values, source)
     if arr.ndim != 2:
         raise InputError(f"a mask must be 2-D, got {arr.ndim}-D with shape {arr.shape}", source)
     if square and arr.shape[0] != arr.shape[1]:

@@ -39,7 +39,7 @@ import numpy as np
 
 from hasse.theory.errors import InputError, TooLargeError, check_fits
 from hasse.theory.heads import HeadMasks
-from hasse.theory.mask import square_up
+from hasse.theory.mask import as_array, square_up
 
 CONVENTIONS = ("auto", "allowed", "blocked", "additive")
 BLOCKED_AT = -1e4  # additive values at or below this block (fp16's minimum is -65504)
@@ -88,13 +88,7 @@ def to_numpy(values, source: str = "mask") -> np.ndarray:
             return np.asarray(values.detach().cpu().numpy())
         except Exception as exc:
             raise InputError(f"cannot read the tensor ({type(exc).__name__}: {exc})", source) from None
-    try:
-        arr = np.asarray(values)
-    except Exception as exc:  # ragged lists and the like
-        raise InputError(f"not a rectangular array ({exc})", source) from None
-    if arr.dtype == object:
-        raise InputError("rows have different lengths or hold non-numbers", source)
-    return arr
+    return as_array(values, source)
 
 
 def _where(index) -> str:

@@ -156,8 +156,13 @@ def load_mask(
     named, grid = load_mask_grid(source, n=n, fallback=fallback, resolve_spec=resolve_spec, queries=queries,
                                  kv_len=kv_len, trust_code=trust_code, convention=convention,
                                  torch_reader=torch_reader, heads=heads, batch=batch)
+    return first_batch_row(named, grid)
+
+
+def first_batch_row(named: NamedMask, grid) -> NamedMask:
+    """``named`` (batch row 0's union over heads) with a spec that says so when ``grid`` has several batch rows."""
     if grid.batch_rows > 1:  # a command that takes one matrix: say which
-        named = dataclasses.replace(named, spec=f"{named.spec} [batch row 0 of {grid.batch_rows}]")
+        return dataclasses.replace(named, spec=f"{named.spec} [batch row 0 of {grid.batch_rows}]")
     return named
 
 
