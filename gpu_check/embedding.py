@@ -38,7 +38,7 @@ class InputTable:
 def input_table(task) -> InputTable:
     """The :class:`InputTable` of a task.
 
-    >>> from theory.catalog import build_task
+    >>> from hasse.theory.catalog import build_task
     >>> t = input_table(build_task("butterfly:n=3"))
     >>> t.mix[-2].tolist(), t.kinds.tolist()[-3:], t.positions.tolist()
     ([0.5, 0.0, 0.5], [1, 1, 1], [0, 1, 1, 2, 0, 1, 2])

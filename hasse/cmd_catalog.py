@@ -32,7 +32,8 @@ def run(args) -> int:
         by_kind.setdefault(e.kind, []).append(e)
     for kind, group in by_kind.items():
         heading = {"mask": "masks (use as MASK)", "task": "tasks (use as TASK)",
-                   "family": "task families (use as FAMILY)"}.get(kind, f"{kind} entries")
+                   "family": "task families (use as FAMILY)",
+                   "stack": "model presets, a mask per layer (use as --stack, or as MASK of analyze)"}.get(kind, f"{kind} entries")
         print(("\n" if kind != items[0].kind else "") + heading + ":")
         width = max(len(e.usage()) for e in group)
         for e in group:

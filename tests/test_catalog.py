@@ -56,6 +56,27 @@ EXPECTED = {
             [0, 0, 0, 1, 1],
         ],
     ),
+    # chunks of 2, causal inside: k // 2 == q // 2 and k <= q (Llama 4's chunked layers)
+    "chunked:n=5,chunk=2": (
+        ("0", "1", "2", "3", "4"),
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 1, 1, 0],
+            [0, 0, 0, 0, 1],
+        ],
+    ),
+    # a recurrence whose state resets every 3 positions: the prefix of q's chunk
+    "recurrent:n=4,chunk=3": (
+        ("0", "1", "2", "3"),
+        [
+            [1, 0, 0, 0],
+            [1, 1, 0, 0],
+            [1, 1, 1, 0],
+            [0, 0, 0, 1],
+        ],
+    ),
     # distance d = 2, so 3 keys: 0 <= q - k <= 2
     "sliding_window_distance:n=5,d=2": (
         ("0", "1", "2", "3", "4"),
@@ -211,6 +232,8 @@ def test_mask_entries_order():
         "prefix_lm",
         "document",
         "block_causal",
+        "chunked",
+        "recurrent",
         "bd3lm",
         "xlnet",
         "tree",

@@ -23,6 +23,7 @@ from typing import Any
 
 import hasse.theory.masks.entries  # noqa: F401  (registers the mask entries, in catalogue order)
 import hasse.theory.tasks  # noqa: F401  (registers the tasks, task families and bad designs)
+import hasse.theory.presets  # noqa: F401  (registers the model presets, stacks of layers, last)
 from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask import NamedMask
 from hasse.theory.spec import (  # the spec language and the registry; also importable from here

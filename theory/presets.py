@@ -1,0 +1,131 @@
+"""Model presets: the per-layer attention patterns of public model configurations, as stacks.
+
+Each preset builds a :class:`~theory.stack.LayerStack` of the layer pattern a public
+configuration declares, at ``n`` positions, with window and chunk sizes divided by
+``scale`` (rounded down, at least 1) so that a small ``n`` keeps the model's shape, and
+``layers`` layers (default: the cited model's depth). The sizes follow the
+configuration classes of transformers 5.x (their defaults mirror the published
+``config.json`` of the model named) and the model cards:
+
+============  ==================================================================
+``gemma2``    Gemma 2 (2B): 26 layers alternating sliding window / global, the
+              first sliding; ``sliding_window`` 4096 (``Gemma2Config``).
+``gemma3``    Gemma 3 (4B): 34 layers, 5 sliding-window layers then 1 global
+              (layer ``i`` global iff ``(i + 1) % 6 == 0``); ``sliding_window``
+              1024 (Gemma 3 technical report; ``Gemma3TextConfig.layer_types``).
+``llama4``    Llama 4 Scout: 48 layers, 3 chunked-attention layers then 1 global
+              (``no_rope_layers``); ``attention_chunk_size`` 8192 (``Llama4TextConfig``).
+``gpt_oss``   gpt-oss-120b: 36 layers alternating banded window / full, the first
+              banded; ``sliding_window`` 128 (``GptOssConfig``). Its attention sinks
+              are a learned logit per head, not a position: no dependency.
+``mistral``   Mistral 7B v0.1: 32 layers, all sliding window 4096 (``MistralConfig``).
+``hybrid``    Jamba v0.1: 32 layers, attention every ``period`` = 8 layers at
+              ``offset`` = 4, Mamba (recurrent: causal) otherwise (``JambaConfig``).
+============  ==================================================================
+
+A sliding window of ``w`` means ``w`` keys, the query included (transformers'
+``sliding_window_overlay``: ``kv_idx > q_idx - w``), the kit's ``sliding_window``.
+"""
+
+from __future__ import annotations
+
+from hasse.theory.masks import causal, chunked, sliding_window
+from hasse.theory.params import N, require_at_least, require_positive
+from hasse.theory.spec import Entry, Param, register
+from hasse.theory.stack import LayerStack, StackLayer
+
+SCALE = Param("scale", "int", default=1, help="divide window and chunk sizes by this (>= 1)")
+
+
+def _layers_param(default: int) -> Param:
+    return Param("layers", "int", default=default, help=f"number of layers (the model has {default})")
+
+
+def _scaled(size: int, scale: int) -> int:
+    return max(1, size // require_positive("scale", scale))
+
+
+def _pattern(n: int, layers: int, local, is_global, spec: str, note: str) -> LayerStack:
+    n = require_positive("n", n)
+    layers = require_positive("layers", layers)
+    full = StackLayer(causal.build(n).matrix, f"causal:n={n}")
+    out = tuple(full if is_global(i) else local for i in range(layers))
+    return LayerStack(out, spec, note)
+
+
+def _window(n: int, w: int) -> StackLayer:
+    named = sliding_window.build(n, w)
+    return StackLayer(named.matrix, named.spec)
+
+
+def gemma2(n: int, scale: int = 1, layers: int = 26) -> LayerStack:
+    w = _scaled(4096, scale)
+    return _pattern(n, layers, _window(n, w), lambda i: i % 2 == 1,
+                    f"gemma2:n={n},scale={scale},layers={layers}",
+                    f"Gemma 2 2B (Gemma2Config): sliding window {w} (4096/{scale}) and global layers alternating")
+
+
+def gemma3(n: int, scale: int = 1, layers: int = 34) -> LayerStack:
+    w = _scaled(1024, scale)
+    return _pattern(n, layers, _window(n, w), lambda i: (i + 1) % 6 == 0,
+                    f"gemma3:n={n},scale={scale},layers={layers}",
+                    f"Gemma 3 4B: 5 sliding-window layers ({w} = 1024/{scale} keys) then 1 global")
+
+
+def llama4(n: int, scale: int = 1, layers: int = 48) -> LayerStack:
+    c = _scaled(8192, scale)
+    named = chunked.build(n, c)
+    return _pattern(n, layers, StackLayer(named.matrix, named.spec), lambda i: (i + 1) % 4 == 0,
+                    f"llama4:n={n},scale={scale},layers={layers}",
+                    f"Llama 4 Scout (Llama4TextConfig): 3 chunked layers (chunk {c} = 8192/{scale}) then 1 global")
+
+
+def gpt_oss(n: int, scale: int = 1, layers: int = 36) -> LayerStack:
+    w = _scaled(128, scale)
+    return _pattern(n, layers, _window(n, w), lambda i: i % 2 == 1,
+                    f"gpt_oss:n={n},scale={scale},layers={layers}",
+                    f"gpt-oss-120b (GptOssConfig): banded window {w} (128/{scale}) and full layers alternating")
+
+
+def mistral(n: int, scale: int = 1, layers: int = 32) -> LayerStack:
+    w = _scaled(4096, scale)
+    return _pattern(n, layers, _window(n, w), lambda i: False,
+                    f"mistral:n={n},scale={scale},layers={layers}",
+                    f"Mistral 7B v0.1 (MistralConfig): sliding window {w} (4096/{scale}) at every layer")
+
+
+def hybrid(n: int, layers: int = 32, period: int = 8, offset: int = 4) -> LayerStack:
+    period = require_positive("period", period)
+    offset = require_at_least("offset", offset, 0, "the first attention layer's index")
+    if offset >= period:
+        from hasse.theory.errors import InputError
+
+        raise InputError(f"offset = {offset} must be smaller than period = {period}")
+    named = chunked.build_recurrent(require_positive("n", n))
+    recurrent = StackLayer(named.matrix, named.spec, "recurrent")
+    return _pattern(n, layers, recurrent, lambda i: i % period == offset,
+                    f"hybrid:n={n},layers={layers},period={period},offset={offset}",
+                    f"Jamba v0.1 (JambaConfig): attention every {period} layers at offset {offset}, "
+                    "Mamba (recurrent, causal dependency) otherwise")
+
+
+ENTRIES = (
+    Entry("gemma2", "Gemma 2: sliding window 4096 and global layers alternating, 26 layers",
+          (N, SCALE, _layers_param(26)), gemma2, kind="stack"),
+    Entry("gemma3", "Gemma 3: 5 sliding-window (1024) layers then 1 global, 34 layers",
+          (N, SCALE, _layers_param(34)), gemma3, kind="stack"),
+    Entry("llama4", "Llama 4: 3 chunked (8192) layers then 1 global, 48 layers",
+          (N, SCALE, _layers_param(48)), llama4, kind="stack"),
+    Entry("gpt_oss", "gpt-oss: banded window 128 and full layers alternating, 36 layers",
+          (N, SCALE, _layers_param(36)), gpt_oss, kind="stack"),
+    Entry("mistral", "Mistral 7B: sliding window 4096 at every layer, 32 layers",
+          (N, SCALE, _layers_param(32)), mistral, kind="stack"),
+    Entry("hybrid", "Jamba-style hybrid: attention every 8th layer, recurrent (causal) otherwise, 32 layers",
+          (N, _layers_param(32), Param("period", "int", default=8, help="one attention layer per period"),
+           Param("offset", "int", default=4, help="index of the attention layer within each period")),
+          hybrid, kind="stack"),
+)
+
+for _entry in ENTRIES:  # registered here, once; theory.catalog imports this module after the tasks
+    register(_entry)
+del _entry

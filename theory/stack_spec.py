@@ -1,0 +1,149 @@
+"""Stack specs: ``"sliding_window:w=4 x5, causal x1"``, presets, and building a :class:`LayerStack`.
+
+The syntax (design.md §7, "Stacks"): layers separated by ``;`` or by commas, first layer
+first; a comma piece that reads ``key=value`` continues the previous layer's spec; ``xK``
+after a layer (a space before it) repeats it ``K`` times. Each layer is a catalogue spec
+(``n`` filled in from the stack's size), and the command line's loader also takes files
+and ``file.py:mask_mod`` (with their heads). A whole stack may instead be one preset
+(:mod:`theory.presets`, ``gemma3:n=4096``). ``repeat`` repeats the whole list.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+
+from hasse.theory.errors import InputError
+from hasse.theory.stack import LayerStack, StackLayer
+
+_COUNT = re.compile(r"^(?P<spec>.*\S)\s+[x×]\s*(?P<count>\d+)\s*$")
+_PARAM_PIECE = re.compile(r"^\s*[A-Za-z_]\w*\s*=")
+
+
+def split_stack(text: str) -> list[tuple[str, int]]:
+    """The items of a stack: ``(layer text, count)`` in order.
+
+    Items are separated by ``;`` or by commas; a comma piece that reads ``key=value``
+    continues the previous item's spec (``sliding_window:n=16,w=4 x5`` is one item).
+    ``xK`` after an item (with a space before it) repeats it ``K`` times.
+
+    >>> split_stack("sliding_window:w=4 x5, causal x1")
+    [('sliding_window:w=4', 5), ('causal', 1)]
+    >>> split_stack("sliding_window:n=16,w=4 x2; recurrent")
+    [('sliding_window:n=16,w=4', 2), ('recurrent', 1)]
+    >>> split_stack("causal x0")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: causal x0: a layer count must be a positive integer, got 0 in 'causal x0'
+    """
+    source = text.strip() if isinstance(text, str) else text
+    if not isinstance(source, str) or not source:
+        raise InputError("empty stack; expected e.g. 'sliding_window:w=4 x5, causal x1'")
+    pieces: list[str] = []
+    for part in source.split(";"):
+        for piece in part.split(","):
+            if pieces and _PARAM_PIECE.match(piece) and not pieces[-1].endswith(";"):
+                pieces[-1] += "," + piece.strip()
+            else:
+                pieces.append(piece.strip())
+        if pieces:
+            pieces[-1] += ";"
+    items = []
+    for piece in pieces:
+        piece = piece.rstrip(";").strip()
+        if not piece:
+            raise InputError("empty layer between separators", source)
+        found = _COUNT.match(piece)
+        spec, count = (found["spec"], int(found["count"])) if found else (piece, 1)
+        if count < 1:
+            raise InputError(f"a layer count must be a positive integer, got {count} in {piece!r}", source)
+        items.append((spec.strip(), count))
+    return items
+
+
+MaskLoader = Callable[[str, "int | None"], "tuple[np.ndarray, str, str]"]
+"""``load(layer text, n) -> (mask, spec, kind)``: one layer's (n, n) mask, its canonical spec, its kind."""
+
+
+def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskLoader | None = None) -> LayerStack:
+    """The stack that ``text`` describes (see :func:`split_stack`), repeated ``repeat`` times.
+
+    ``text`` may also name a preset (``gemma3:n=64``, :mod:`theory.presets`). A layer
+    spec without ``n`` gets ``n``. ``load`` reads one layer (default: catalogue specs
+    only, :func:`load_catalogue_layer`; the command line passes one that also reads
+    files and ``file.py:mask_mod``).
+
+    >>> s = build_stack("sliding_window:w=2 x2, causal", n=4)
+    >>> s.depth, [layer.spec for layer in s.layers]
+    (3, ['sliding_window:n=4,window=2', 'sliding_window:n=4,window=2', 'causal:n=4'])
+    """
+    if not isinstance(repeat, int) or repeat < 1:
+        raise InputError(f"repeat must be a positive integer, got {repeat}")
+    preset = _preset(text, n)
+    if preset is not None:
+        return preset if repeat == 1 else LayerStack(preset.layers * repeat, f"{preset.spec} (repeat {repeat})",
+                                                      preset.note)
+    load = load or load_catalogue_layer
+    layers: list[StackLayer] = []
+    cache: dict[str, StackLayer] = {}
+    for spec, count in split_stack(text):
+        if spec not in cache:
+            mask, canonical, kind = load(spec, n)
+            mask = np.ascontiguousarray(mask, dtype=bool)
+            if n is None:
+                n = mask.shape[0]
+            cache[spec] = StackLayer(mask, canonical, kind)
+        layers.extend([cache[spec]] * count)
+    canonical = ", ".join(f"{cache[s].spec} x{c}" if c > 1 else cache[s].spec for s, c in split_stack(text))
+    if repeat > 1:
+        layers = layers * repeat
+        canonical = f"[{canonical}] x{repeat}"
+    return LayerStack(tuple(layers), canonical)
+
+
+def _preset(text: str, n: int | None) -> LayerStack | None:
+    """The preset ``text`` names (one spec of kind ``stack``), or None."""
+    from hasse.theory.catalog import get_entry, parse_spec  # importing the catalogue registers the presets
+
+    if ";" in text or re.search(r"\s[x×]\s*\d+\s*(,|$)", text):
+        return None
+    name, raw = parse_spec(text)
+    try:
+        get_entry(name.strip(), "stack")
+    except InputError:
+        return None
+    from hasse.theory.catalog import build_spec
+
+    spec = text if n is None or "n" in raw else _with_n(text, n)
+    _, built = build_spec(spec, "stack")
+    if n is not None and built.n != n:
+        raise InputError(f"the preset has {built.n} positions, not n = {n}", text)
+    return built
+
+
+def _with_n(spec: str, n: int) -> str:
+    return f"{spec},n={n}" if ":" in spec else f"{spec}:n={n}"
+
+
+def load_catalogue_layer(text: str, n: int | None) -> tuple[np.ndarray, str, str]:
+    """One layer from a catalogue spec, ``n`` filled in when the spec has no size of its own."""
+    from hasse.theory.catalog import build_spec, get_entry, parse_spec
+
+    name, raw = parse_spec(text)
+    entry = get_entry(name.strip(), "mask", text)
+    spec = text
+    if entry.param("n") is not None and "n" not in raw:
+        if n is None:
+            raise InputError("this layer has no size: give n (--n N) or write n=N in the spec", text)
+        spec = _with_n(text, n)
+    parsed, built = build_spec(spec, "mask")
+    if n is not None and built.n != n:
+        raise InputError(f"this layer has {built.n} positions, the stack has {n}", text)
+    return built.matrix, parsed.canonical, layer_kind(parsed.entry.name)
+
+
+def layer_kind(entry_name: str) -> str:
+    """``recurrent`` for the catalogue's recurrent dependency patterns, else ``attention``."""
+    return "recurrent" if entry_name == "recurrent" else "attention"
