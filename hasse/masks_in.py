@@ -204,3 +204,45 @@ def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
 def empty_rows_line(found: EmptyRows) -> str | None:
     """The report line naming the empty rows, the policy and the kernels (None when there are none)."""
     return found.describe() if found.rows else None
+
+
+STACK_HELP = ("a mask per layer, first layer first: 'sliding_window:w=4 x5, causal x1' (`xK` repeats a layer; "
+              "layers are specs, files or file.py:mask_mod), or a preset such as gemma3:n=64,scale=64")
+
+
+def add_stack_arguments(p) -> None:
+    """``--stack SPEC`` and ``--repeat R`` (design.md §7, "Stacks")."""
+    p.add_argument("--stack", metavar="SPEC", help=STACK_HELP)
+    p.add_argument("--repeat", type=int, metavar="R", help="repeat the whole --stack R times (default 1)")
+
+
+def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, heads: int | None = None,
+               trust_code: bool = False, convention: str = "auto"):
+    """The :class:`~theory.stack.LayerStack` of ``--stack`` (errors in the command line's words).
+
+    Each layer is a catalogue spec (``n`` filled in), a mask file or a ``file.py:mask_mod``
+    (evaluated at ``n``; with ``heads`` its layer mask is the union over heads ``h < heads``,
+    each head's empty rows kept as given: the policy reads them per layer later). A mask with
+    several batch rows is refused here: a stack describes one sequence.
+    """
+    from hasse.theory.mask_io import source_kind
+    from hasse.theory.stack_spec import build_stack, load_catalogue_layer
+
+    if repeat is not None and repeat < 1:
+        raise InputError(f"--repeat must be a positive integer, got {repeat}")
+
+    def loader(item: str, size: int | None):
+        if source_kind(item) == "spec":
+            return load_catalogue_layer(item, size)
+        named, grid = load_heads(item, n=size, heads=heads, trust_code=trust_code, convention=convention)
+        if grid.batch_rows > 1:
+            raise InputError(f"has {grid.batch_rows} batch rows; a stack layer is one sequence's mask "
+                             "(check each batch row on its own)", item)
+        if named.key_only:
+            raise InputError("a stack layer must be square (no KV-cache or memory positions)", item)
+        return named.matrix, named.spec, "attention"
+
+    try:
+        return build_stack(text, n, repeat=repeat or 1, load=loader)
+    except InputError as exc:
+        raise flagged(exc) from None

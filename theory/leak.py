@@ -23,7 +23,7 @@ keeps the mask as given; ``error`` refuses them. Reports name the rows and polic
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Iterable, Sequence
 
 import numpy as np
@@ -42,16 +42,21 @@ class Leak:
     target: int
     source: int
     path: tuple[int, ...]  # source -> ... -> position, a real path in the mask
-    depth: int  # len(path) - 1: the first depth at which the leak appears
+    depth: int  # the first depth at which the leak appears: len(path) - 1 for one mask at every layer
+    hop_layers: tuple[int, ...] = field(default=(), repr=False)  # a stack (theory.stack): the layer (1-based) of each hop of path
 
     def to_json(self) -> dict:
-        """The leak as a JSON object: ``position``, ``target``, ``source``, ``path`` (a list), ``depth``.
+        """The leak as a JSON object: ``position``, ``target``, ``source``, ``path`` (a list), ``depth``
+        (and ``hop_layers`` for a stack).
 
         >>> Leak(2, 0, 0, (0, 1, 2), 2).to_json()
         {'position': 2, 'target': 0, 'source': 0, 'path': [0, 1, 2], 'depth': 2}
         """
-        return {"position": self.position, "target": self.target, "source": self.source, "path": list(self.path),
-                "depth": self.depth}
+        out = {"position": self.position, "target": self.target, "source": self.source, "path": list(self.path),
+               "depth": self.depth}
+        if self.hop_layers:
+            out["hop_layers"] = list(self.hop_layers)
+        return out
 
 
 @dataclass(frozen=True)
@@ -62,14 +67,19 @@ class Flow:
     source: int
     path: tuple[int, ...]
     depth: int
+    hop_layers: tuple[int, ...] = field(default=(), repr=False)  # a stack (theory.stack): the layer (1-based) of each hop of path
 
     def to_json(self) -> dict:
-        """The flow as a JSON object: ``position``, ``source``, ``path`` (a list), ``depth``.
+        """The flow as a JSON object: ``position``, ``source``, ``path`` (a list), ``depth`` (and
+        ``hop_layers`` for a stack).
 
         >>> Flow(2, 1, (1, 2), 1).to_json()
         {'position': 2, 'source': 1, 'path': [1, 2], 'depth': 1}
         """
-        return {"position": self.position, "source": self.source, "path": list(self.path), "depth": self.depth}
+        out = {"position": self.position, "source": self.source, "path": list(self.path), "depth": self.depth}
+        if self.hop_layers:
+            out["hop_layers"] = list(self.hop_layers)
+        return out
 
 
 @dataclass(frozen=True)

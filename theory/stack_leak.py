@@ -1,0 +1,132 @@
+"""Leaks, isolation and forbidden flows through a stack of different masks per layer.
+
+The same questions as :mod:`theory.leak`, asked of a :class:`~theory.stack.LayerStack`:
+a supervised position ``p`` with target ``t`` leaks after ``L`` layers iff some ``j``
+whose content holds ``t`` has ``R(L)[p, j]``. Each violation carries the number of
+layers after which it first appears (``depth``, the first-arrival ``F[p, j]``) and a
+witness path whose every hop names its layer (``hop_layers``, increasing). With one mask
+at every layer the depth is the hop count; in a stack it can be larger (a hop may wait
+for a layer that has the edge). Violations are found in the limit of the repeated stack;
+:meth:`LeakReport.leaks_within` keeps those of a model with ``L`` layers.
+
+Empty rows are read per layer by the policy (:mod:`theory.empty_rows`), as for one mask.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterable, Sequence
+
+import numpy as np
+
+from hasse.theory.empty_rows import LEAK_DEFAULT, apply_empty_row_policy
+from hasse.theory.leak import Flow, Leak, LeakReport
+from hasse.theory.stack import LayerStack, StackFlow, propagate
+
+
+def apply_stack_policy(stack: LayerStack, policy: str = LEAK_DEFAULT, key_only=()) -> tuple[LayerStack, tuple[int, ...]]:
+    """The stack with each layer's empty rows read by ``policy``, and the rows empty in some layer."""
+    done: dict[int, np.ndarray] = {}
+    rows: set[int] = set()
+    layers = []
+    for i, layer in enumerate(stack.layers):
+        if id(layer.mask) not in done:
+            mask, found = apply_empty_row_policy(layer.mask, policy, f"layer {i + 1} ({layer.spec})",
+                                                 key_only=tuple(key_only))
+            done[id(layer.mask)] = mask
+            rows.update(found.rows)
+        layers.append(replace(layer, mask=done[id(layer.mask)]) if done[id(layer.mask)] is not layer.mask else layer)
+    return LayerStack(tuple(layers), stack.spec, stack.note), tuple(sorted(rows))
+
+
+def _nearest(flow: StackFlow, p: int, candidates: Iterable[int]) -> int | None:
+    """The candidate ``p`` sees first (fewest layers, then smallest position); None if none ever."""
+    cands = np.fromiter(candidates, dtype=np.int64)
+    if cands.size == 0:
+        return None
+    f = flow.first[p, cands]
+    seen = f >= 0
+    if not seen.any():
+        return None
+    order = np.lexsort((cands[seen], f[seen]))
+    return int(cands[seen][order[0]])
+
+
+def _path(flow: StackFlow, k: int, p: int) -> tuple[tuple[int, ...], tuple[int, ...], int]:
+    path, hops = flow.witness(k, p)
+    return path, hops, int(flow.first[p, k])
+
+
+def find_stack_leaks(task, stack: LayerStack, layers: int | None = None, *, empty_rows: str = LEAK_DEFAULT,
+                     flow: StackFlow | None = None) -> LeakReport:
+    """Every leak and isolation violation of ``task`` run through ``stack`` (each with its first layer).
+
+    >>> import numpy as np
+    >>> from hasse.theory.stack import StackLayer
+    >>> from hasse.theory.task import make_task
+    >>> causal, full = np.tril(np.ones((3, 3), dtype=bool)), np.ones((3, 3), dtype=bool)
+    >>> t = make_task(3, [("x0", 0), ("x1", 1), ("x2", 2)], [1, None, None], causal)
+    >>> s = LayerStack((StackLayer(causal, "causal"), StackLayer(full, "bidirectional")), "causal, bidirectional")
+    >>> leak, = find_stack_leaks(t, s).leaks
+    >>> leak.path, leak.depth, leak.hop_layers
+    ((1, 0), 2, (2,))
+    """
+    if stack.n != task.size:
+        from hasse.theory.errors import InputError
+
+        raise InputError(f"the stack has {stack.n} positions, the task {task.size}")
+    key_only = tuple(getattr(task, "key_only", ()))
+    read, rows = apply_stack_policy(stack, empty_rows, key_only)
+    flow = flow or propagate(read)
+    sources = task.all_sources()
+    holders: dict[int, list[int]] = {}
+    for j, held in enumerate(sources):
+        for t in held:
+            holders.setdefault(t, []).append(j)
+    leaks = []
+    for p in task.supervised:
+        for t in task.labels[p]:
+            j = _nearest(flow, p, holders.get(t, ()))
+            if j is not None:
+                path, hops, depth = _path(flow, j, p)
+                leaks.append(Leak(p, t, j, path, depth, hops))
+    isolation = find_stack_isolation(read, task.isolate, flow=flow)
+    targets = tuple(sorted({t for ts in task.labels for t in ts}))
+    kind = getattr(task, "key_only_kind", "")
+    return LeakReport(layers, tuple(leaks), isolation, task.supervised, targets, task.tokens, task.size, rows,
+                      empty_rows, key_only, kind if key_only else "")
+
+
+def find_stack_isolation(stack: LayerStack, groups: Sequence[Sequence[int]], *,
+                         flow: StackFlow | None = None) -> tuple[Flow, ...]:
+    """Positions of one group that depend on a position of another (one per position and foreign group)."""
+    if not groups:
+        return ()
+    flow = flow or propagate(stack)
+    out = []
+    for g, members in enumerate(groups):
+        for p in members:
+            for h, others in enumerate(groups):
+                if h == g:
+                    continue
+                k = _nearest(flow, p, others)
+                if k is not None:
+                    path, hops, depth = _path(flow, k, p)
+                    out.append(Flow(p, k, path, depth, hops))
+    return tuple(out)
+
+
+def find_stack_flows(stack: LayerStack, sources: Iterable[int], sinks: Iterable[int], *,
+                     empty_rows: str = LEAK_DEFAULT, flow: StackFlow | None = None) -> tuple[Flow, ...]:
+    """Positions of ``sinks`` that depend on some position of ``sources`` (the earliest source, its witness)."""
+    if flow is None:
+        read, _ = apply_stack_policy(stack, empty_rows)
+        flow = propagate(read)
+    src = sorted(set(sources))
+    out = []
+    for p in sorted(set(sinks)):
+        k = _nearest(flow, p, src)
+        if k is not None:
+            path, hops, depth = _path(flow, k, p)
+            out.append(Flow(p, k, path, depth, hops))
+    return tuple(out)
