@@ -1,0 +1,413 @@
+"""``hasse audit``: which inputs a transformers model's outputs actually depend on, against the intended mask.
+
+Definitions (design.md §"Audits"). For a model with ``L`` layers, a scenario
+(:mod:`gpu_check.audit_scenarios`) and seed ``s``, the *measured dependency* of the
+hidden state of position ``q`` after layer ``l`` on input embedding ``k`` is
+
+- ``vjp``: ``‖u_qᵀ ∂h^l_q/∂x_k‖`` for a random probe ``u_q``, read from batched
+  vector–Jacobian products: the input is replicated along the batch, copy ``b``
+  carries the cotangent ``u_q`` at its own output position, so one backward gives
+  ``chunk`` rows (every ``k`` at once), for every layer from one forward;
+- ``perturbation`` (FlexAttention on the CPU has no backward):
+  ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, the unperturbed input in the same batch.
+
+Both are exactly zero when no path exists (masked probabilities are exact zeros).
+The *predicted* dependency is ``R(l)`` of the intended layer masks
+(:func:`hasse.theory.reach.reach` with the list of the first ``l``). Only rows of
+real tokens are compared (padding query rows are excluded and the report says so).
+A pair is *unexpected* if it is nonzero (or NaN) in some seed at layer ``L`` and
+``R(L)`` is false; *missing* if ``R(L)`` holds and it is zero in every seed
+(:func:`gpu_check.dependency.classify`).
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from hasse.gpu_check.audit_models import (BACKENDS, ModelSpec, build_model, is_encoder, layer_pattern,
+                                          pattern_text, small_config, versions)
+from hasse.gpu_check.audit_scenarios import PAD, Scenario, intended_masks
+from hasse.gpu_check.dependency import classify, random_probes
+from hasse.theory.errors import InputError
+from hasse.theory.reach import reach
+
+Pair = tuple[int, int]  # (q, k): output q, input k
+
+
+@dataclass(frozen=True)
+class Group:
+    """Findings of one kind between two documents, first seen at one layer count."""
+
+    kind: str  # contamination, future, pad_key, window, nan, missing
+    source_doc: int  # document of the input k (PAD = -1: padding)
+    dest_doc: int  # document of the output q
+    layer: int  # unexpected: the first layer count at which it is measured; missing: at which R(l) predicts it
+    pairs: tuple[Pair, ...]
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "source_doc": self.source_doc, "dest_doc": self.dest_doc, "layer": self.layer,
+                "count": len(self.pairs), "pairs": [list(p) for p in self.pairs]}
+
+
+@dataclass(frozen=True)
+class BackendAudit:
+    """One attention implementation on one scenario."""
+
+    backend: str
+    dtype: str
+    method: str  # vjp or perturbation
+    predicted: np.ndarray  # (L, n, n) bool: R(l) for l = 1..L
+    norms: np.ndarray  # (S, L, n, n): measured per seed and layer (padding rows 0)
+    unexpected: tuple[Pair, ...]
+    missing: tuple[Pair, ...]
+    cancelled: int
+    groups: tuple[Group, ...]
+    seconds: float
+
+    @property
+    def measured(self) -> np.ndarray:
+        """(L, n, n) bool: nonzero (or NaN) in some seed."""
+        return (self.norms != 0).any(axis=0)
+
+    @property
+    def clean(self) -> bool:
+        return not self.unexpected and not self.missing
+
+
+@dataclass(frozen=True)
+class Audit:
+    """An audit: the model, the scenario, and one result per backend."""
+
+    model: str
+    config_class: str
+    layers: int
+    pattern: tuple  # (kind, size) per layer
+    encoder: bool
+    scenario: Scenario
+    seeds: int
+    use_cache: bool | None
+    versions: dict
+    backends: tuple[BackendAudit, ...]
+    skipped: tuple[tuple[str, str], ...] = field(default=())  # (backend, why) not available here
+
+    @property
+    def unexpected(self) -> bool:
+        return any(b.unexpected for b in self.backends)
+
+
+def model_inputs(scenario: Scenario, batch: int, device, use_cache: bool | None, dtype) -> dict:
+    """The keyword arguments of ``model(...)`` for ``batch`` copies of the scenario's row."""
+    kwargs: dict = {}
+    if scenario.position_ids is not None:
+        kwargs["position_ids"] = torch.as_tensor(scenario.position_ids, device=device).expand(batch, -1)
+    if scenario.attention_mask is not None:
+        kwargs["attention_mask"] = torch.as_tensor(scenario.attention_mask, device=device).expand(batch, -1)
+    if scenario.mask4d is not None:
+        kwargs["attention_mask"] = torch.as_tensor(scenario.mask4d, device=device)[None, None].expand(
+            batch, 1, -1, -1)  # (B, 1, n, n) bool, True = attend
+    if scenario.perm_mask is not None:
+        kwargs["perm_mask"] = torch.as_tensor(scenario.perm_mask, dtype=dtype, device=device).expand(batch, -1, -1)
+    if use_cache is not None:
+        kwargs["use_cache"] = use_cache
+    return kwargs
+
+
+def layer_outputs(model, scenario: Scenario, use_cache: bool | None = None):
+    """``run(x) -> [h^1, …, h^L]``: the hidden states after each layer for inputs_embeds ``x`` (B, n, C)."""
+
+    def run(x: torch.Tensor) -> list[torch.Tensor]:
+        out = model(inputs_embeds=x, output_hidden_states=True,
+                    **model_inputs(scenario, x.shape[0], x.device, use_cache, x.dtype))
+        states = out.hidden_states[1:]  # L tensors (B, n, C); [0] is the embedding output
+        return [h if h.shape[0] == x.shape[0] else h.transpose(0, 1) for h in states]
+
+    return run
+
+
+def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> np.ndarray:
+    """(L, n, n) ``‖u_qᵀ ∂h^l_q/∂x_k‖`` for the output rows ``rows``: probes ride in the batch (other rows 0).
+
+    One forward of ``b`` copies of ``x`` and one backward per layer give ``b`` rows of every layer.
+    """
+    _, n, c = x.shape
+    probes = random_probes(n, c, seed, x)  # (n, C)
+    norms = None
+    rows = [int(q) for q in rows]
+    for start in range(0, len(rows), chunk):
+        part = torch.tensor(rows[start:start + chunk])
+        b = len(part)
+        copies = x.detach().expand(b, n, c).clone().requires_grad_(True)  # (b, n, C)
+        outs = run(copies)  # L x (b, n, C)
+        if norms is None:
+            norms = torch.zeros(len(outs), n, n, dtype=torch.float64)
+        cot = torch.zeros(b, n, c, dtype=x.dtype)  # (b, n, C): copy i carries u_q at q = part[i]
+        cot[torch.arange(b), part] = probes[part]
+        for layer, out in enumerate(outs):
+            (grad,) = torch.autograd.grad(out, copies, cot, retain_graph=layer < len(outs) - 1)  # (b, n, C)
+            norms[layer, part] = grad.norm(dim=-1).double()  # (b, n): row q_i, every k
+    return norms.numpy()
+
+
+def measure_loop(run, x: torch.Tensor, rows, *, seed: int) -> np.ndarray:
+    """(L, n, n) as :func:`measure_vjp`, one backward per output position and layer (the baseline)."""
+    _, n, c = x.shape
+    probes = random_probes(n, c, seed, x)
+    leaf = x.detach().clone().requires_grad_(True)
+    outs = run(leaf)
+    norms = torch.zeros(len(outs), n, n, dtype=torch.float64)
+    for layer, out in enumerate(outs):
+        for q in rows:
+            (grad,) = torch.autograd.grad(out[0, q] @ probes[q], leaf, retain_graph=True)  # (1, n, C)
+            norms[layer, q] = grad[0].norm(dim=-1).double()
+    return norms.numpy()
+
+
+def measure_perturbation(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> np.ndarray:
+    """(L, n, n) ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, forward passes only (rows outside ``rows`` 0)."""
+    _, n, c = x.shape
+    deltas = random_probes(n, c, seed + 10_007, x)  # (n, C)
+    keep = torch.zeros(n, dtype=torch.bool)
+    keep[list(rows)] = True
+    norms = None
+    with torch.no_grad():
+        for start in range(0, n, chunk):
+            keys = torch.arange(start, min(start + chunk, n))
+            b = len(keys)
+            batch = x.expand(1 + b, n, c).clone()  # (1 + b, n, C); element 0 unperturbed
+            batch[1 + torch.arange(b), keys] += deltas[keys]
+            outs = run(batch)
+            if norms is None:
+                norms = torch.zeros(len(outs), n, n, dtype=torch.float64)
+            for layer, out in enumerate(outs):
+                change = (out[1:] - out[:1]).norm(dim=-1)  # (b, n): perturbed key k_b, every output q
+                norms[layer][:, start:start + b] = change.T.double()
+    norms[:, ~keep] = 0
+    return norms.numpy()
+
+
+def group_findings(scenario: Scenario, pairs, first_layer: np.ndarray, kind_of) -> tuple[Group, ...]:
+    """Group ``pairs`` by (kind, source doc, dest doc, first layer); ``kind_of(q, k)`` names the kind."""
+    groups: dict[tuple, list[Pair]] = {}
+    for q, k in pairs:
+        key = (kind_of(q, k), int(scenario.docs[k]), int(scenario.docs[q]), int(first_layer[q, k]))
+        groups.setdefault(key, []).append((int(q), int(k)))
+    return tuple(Group(*key, tuple(v)) for key, v in sorted(groups.items(), key=lambda kv: (kv[0][3], kv[0])))
+
+
+def unexpected_kind(scenario: Scenario, encoder: bool, nan: np.ndarray):
+    """``kind_of(q, k)`` for an unexpected pair: nan, pad_key, contamination, future or window."""
+    docs = scenario.docs
+
+    def kind_of(q: int, k: int) -> str:
+        if nan[q, k]:
+            return "nan"
+        if docs[k] == PAD:
+            return "pad_key"
+        if docs[k] != docs[q]:
+            return "contamination"
+        if k > q and not encoder:
+            return "future"
+        return "window"  # same document, allowed direction, outside the intended layer pattern
+
+    return kind_of
+
+
+def first_layers(stack: np.ndarray) -> np.ndarray:
+    """(n, n) int: the first l (1-based) with ``stack[l - 1]`` true, 0 where never.
+
+    >>> first_layers(np.array([[[0, 1]], [[1, 1]]], bool)).tolist()
+    [[2, 1]]
+    """
+    hit = np.asarray(stack, bool)
+    return np.where(hit.any(axis=0), hit.argmax(axis=0) + 1, 0)
+
+
+def classify_audit(scenario: Scenario, predicted: np.ndarray, norms: np.ndarray, encoder: bool):
+    """``(unexpected, missing, cancelled, groups)`` of per-seed, per-layer ``norms`` (S, L, n, n) vs R(l) (L, n, n)."""
+    real = scenario.real
+    final = norms[:, -1].copy()  # (S, n, n)
+    theory = predicted[-1].copy()
+    final[:, ~real] = 0  # padding query rows are not compared
+    theory[~real] = False
+    unexpected, missing, cancelled = classify(theory, final)
+    measured = (norms != 0).any(axis=0)  # (L, n, n)
+    nan = np.isnan(norms[:, -1]).any(axis=0)
+    groups = group_findings(scenario, unexpected, first_layers(measured & ~predicted),
+                            unexpected_kind(scenario, encoder, nan))
+    groups += group_findings(scenario, missing, first_layers(predicted), lambda q, k: "missing")
+    return unexpected, missing, cancelled, groups
+
+
+def random_embeddings(n: int, width: int, seed: int, dtype) -> torch.Tensor:
+    """(1, n, C) standard normal input embeddings, seeded."""
+    gen = torch.Generator().manual_seed(seed + 7919)
+    return torch.randn(1, n, width, generator=gen, dtype=torch.float64).to(dtype)
+
+
+def has_backward(backend: str) -> bool:
+    """FlexAttention has no backward on the CPU: it is measured by perturbation there."""
+    return backend != "flex_attention"
+
+
+@dataclass
+class Setup:
+    """What every backend of one audit shares."""
+
+    spec: ModelSpec
+    scenario: Scenario
+    seeds: int = 3
+    dtype: str = "auto"
+    use_cache: bool | None = None
+    chunk: int = 32
+    hook: object = None  # hook(model, backend): a deliberate change (tests, --drop-mask-layer)
+
+
+def _models(config, setup: Setup, backend: str, seed: int, reference=None):
+    model, dtype = build_model(config, backend, seed, setup.dtype)
+    if reference is not None:  # the same weights as the first backend's model
+        model.load_state_dict(reference.state_dict())
+        model = model.to(next(reference.parameters()).dtype)
+        dtype = str(next(reference.parameters()).dtype).removeprefix("torch.")
+    if backend == "flex_attention" and dtype == "float64":  # FlexAttention on the CPU: float32 at most
+        model, dtype = model.to(torch.float32), "float32"
+    if setup.hook is not None:
+        setup.hook(model, backend)
+    return model, dtype
+
+
+def audit(setup: Setup, backends=None) -> Audit:
+    """Audit ``setup`` on ``backends`` (default: every one that builds and runs here; others are ``skipped``).
+
+    Seed ``s`` draws the weights (shared by every backend: each backend's model gets
+    the first one's ``state_dict``), the input embeddings and the probes.
+    """
+    config = small_config(setup.spec)
+    scenario = setup.scenario
+    encoder = is_encoder(config)
+    pattern = layer_pattern(config)
+    if setup.seeds < 1:
+        raise InputError(f"--seeds must be >= 1, got {setup.seeds}", "--seeds")
+    if scenario.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
+        raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
+    masks = intended_masks(scenario, pattern, bidirectional=encoder)
+    predicted = np.stack([reach(masks[:l], l) for l in range(1, len(masks) + 1)])  # (L, n, n)
+    explicit = backends is not None
+    names = list(backends) if explicit else list(BACKENDS)
+    rows = np.flatnonzero(scenario.real)
+    per_backend: dict[str, list] = {}
+    dtypes: dict[str, str] = {}
+    skipped: list[tuple[str, str]] = []
+    times: dict[str, float] = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for s in range(setup.seeds):
+            reference = None
+            for name in list(names):
+                try:
+                    model, dtype = _models(config, setup, name, s, reference)
+                    reference = model if reference is None else reference
+                    x = random_embeddings(scenario.n, model.get_input_embeddings().weight.shape[1], s,
+                                          next(model.parameters()).dtype)
+                    run = layer_outputs(model, scenario, setup.use_cache)
+                    start = time.perf_counter()
+                    if has_backward(name):
+                        norms = measure_vjp(run, x, rows, seed=s, chunk=setup.chunk)
+                    else:
+                        norms = measure_perturbation(run, x, rows, seed=s, chunk=setup.chunk)
+                    times[name] = times.get(name, 0.0) + time.perf_counter() - start
+                except InputError as exc:
+                    if explicit:
+                        raise
+                    skipped.append((name, str(exc)))
+                    names.remove(name)
+                    continue
+                except (RuntimeError, NotImplementedError, ValueError, TypeError) as exc:
+                    if explicit:
+                        raise InputError(f"{name} failed to run: {str(exc).splitlines()[0]}", "--backend") from None
+                    skipped.append((name, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+                    names.remove(name)
+                    per_backend.pop(name, None)
+                    continue
+                per_backend.setdefault(name, []).append(norms)
+                dtypes[name] = dtype
+    results = []
+    for name in names:
+        norms = np.stack(per_backend[name])  # (S, L, n, n)
+        norms[:, :, ~scenario.real] = 0
+        unexpected, missing, cancelled, groups = classify_audit(scenario, predicted, norms, encoder)
+        results.append(BackendAudit(name, dtypes[name], "vjp" if has_backward(name) else "perturbation",
+                                    predicted, norms, unexpected, missing, cancelled, groups, times[name]))
+    if not results:
+        raise InputError("no attention implementation ran: " + "; ".join(f"{b}: {w}" for b, w in skipped))
+    return Audit(setup.spec.name, type(config).__name__, len(pattern), tuple(pattern), encoder, scenario,
+                 setup.seeds, setup.use_cache, versions(), tuple(results), tuple(skipped))
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Where two backends' measured dependencies differ (rows of real tokens, any seed)."""
+
+    first: str
+    second: str
+    only_first: tuple[Pair, ...]  # measured in ``first`` at layer L, not in ``second``
+    only_second: tuple[Pair, ...]
+    layers: dict  # pair -> first layer count at which the two differ
+
+    @property
+    def same(self) -> bool:
+        return not self.only_first and not self.only_second
+
+
+def compare_backends(result: Audit) -> tuple[Difference, ...]:
+    """Every pair of backends of ``result`` (same configuration, weights, inputs): where they differ."""
+    out = []
+    real = result.scenario.real
+    for i, a in enumerate(result.backends):
+        for b in result.backends[i + 1:]:
+            ma, mb = a.measured.copy(), b.measured.copy()
+            ma[:, ~real] = False
+            mb[:, ~real] = False
+            first = first_layers(ma != mb)
+            only_a = tuple(map(tuple, np.argwhere(ma[-1] & ~mb[-1]).tolist()))
+            only_b = tuple(map(tuple, np.argwhere(mb[-1] & ~ma[-1]).tolist()))
+            layers = {p: int(first[p]) for p in only_a + only_b}
+            out.append(Difference(a.backend, b.backend, only_a, only_b, layers))
+    return tuple(out)
+
+
+def drop_mask_hook(layer: int):
+    """``hook(model, backend)`` that drops the attention mask handed to decoder layer ``layer`` (a planted bug).
+
+    A forward pre-hook replaces the layer's ``attention_mask`` keyword by None: the
+    eager path then attends every key, SDPA falls back to plain causal attention.
+    """
+
+    def hook(model, backend: str) -> None:
+        blocks = decoder_layers(model)
+        if not 0 <= layer < len(blocks):
+            raise InputError(f"--drop-mask-layer must be between 0 and {len(blocks) - 1}, got {layer}")
+        blocks[layer].register_forward_pre_hook(
+            lambda module, args, kwargs: (args, {**kwargs, "attention_mask": None}), with_kwargs=True)
+
+    return hook
+
+
+def decoder_layers(model) -> list:
+    """The model's list of Transformer blocks (``layers``, ``layer`` or ``encoder.layer``)."""
+    for path in ("layers", "layer", "encoder.layer", "h"):
+        obj = model
+        for part in path.split("."):
+            obj = getattr(obj, part, None)
+        if isinstance(obj, torch.nn.ModuleList):
+            return list(obj)
+    raise InputError(f"cannot find the layers of {type(model).__name__}")
+
+
+def describe_pattern(result: Audit) -> str:
+    """The layer pattern in words, for the report."""
+    return ("bidirectional " if result.encoder else "") + pattern_text(result.pattern)
