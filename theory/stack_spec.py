@@ -107,7 +107,7 @@ def _preset(text: str, n: int | None) -> LayerStack | None:
     """The preset ``text`` names (one spec of kind ``stack``), or None."""
     from hasse.theory.catalog import get_entry, parse_spec  # importing the catalogue registers the presets
 
-    if ";" in text or re.search(r"\s[x×]\s*\d+\s*(,|$)", text):
+    if not isinstance(text, str) or not text.strip() or ";" in text or re.search(r"\s[x×]\s*\d+\s*(,|$)", text):
         return None
     name, raw = parse_spec(text)
     try:
