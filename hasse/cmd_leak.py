@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 
-from hasse.masks_in import add_convention_argument, add_empty_rows_argument, add_query_arguments, add_range_arguments
+from hasse.masks_in import (add_convention_argument, add_empty_rows_argument, add_query_arguments, add_range_arguments,
+                            add_stack_arguments)
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_table
@@ -28,6 +29,15 @@ key, as eager attention and SDPA with an additive float mask (finfo.min, -1e30)
 do; --empty-rows attend-none reads it as attending nothing, as FlexAttention,
 flash kernels and SDPA's boolean mask (torch >= 2.5) do (zeros); --empty-rows
 error refuses it (exit 2). The report names the rows, the policy and the kernels.
+
+--stack SPEC (a mask per layer, first layer first: 'sliding_window:w=4 x5, causal')
+replaces the task's mask by the stack's layers: the TASK gives the inputs, labels
+and isolate groups (its number of positions must be the stack's), and without TASK
+the stack is checked as next-token prediction (--n N sizes layer specs without n;
+a bare MASK is refused: the layers are the masks). The verdict is for a model of
+the stack's own depth (--layers L: L layers, the stack cycled), and the report says
+whether the repeated stack leaks in the limit. Each violation names the layer at
+which it first appears and a witness whose every hop names its layer.
 """
 LEAK_EPILOG = """\
 TASK is a built-in task spec (see `hasse catalog`) or a task .json file, or a
@@ -49,6 +59,8 @@ examples:
   hasse leak task_with_mask_mod.json --trust-code
   hasse leak bad_block_own_content:n=4,block=2 --png leak.png
   hasse leak xlnet_task.json --empty-rows attend-none    only for kernels that return zeros
+  hasse leak --stack 'causal x3, bidirectional' --n 6   next-token through a stack: leaks at layer 4
+  hasse leak packed:lengths=3+4,w=2 --stack 'sliding_window:w=3 x2'   isolation broken at layer 1
 
 exit status: 0 leak-free; 1 a leak or isolation violation; 2 bad input.
 """
@@ -60,6 +72,10 @@ printed with its nearest source and a shortest path. A position in both sets
 depends on itself (depth 0). Empty rows are read as in `hasse leak` (default:
 attend every key). A file.py:mask_mod that reads h or b needs --heads H (the
 union over heads) and --batch B (each batch row checked; exit 1 if any flows).
+With --stack SPEC (and no MASK) the question is asked of the stack's layers: the
+verdict within the stack's depth (or --layers L), the limit of the repeated stack,
+and each flow's first layer and layered witness. --json writes the union of the
+layers as the task file's mask (its limit is the stack's limit).
 """
 FLOW_EPILOG = """\
 SET: positions and ranges, e.g. 0,3,5-9 (0-based, ranges inclusive).
@@ -68,6 +84,7 @@ examples:
   hasse flow document:lengths=3+4 --from 0-2 --to 3-6      documents stay apart: exit 0
   hasse flow sliding_window:n=12,w=3 --from 0 --to 11 --layers 4
   hasse flow decode.npy --from 8 --to 0-7             a 1 x 9 KV-cache step: the query feeds no cache entry
+  hasse flow --stack 'sliding_window:w=2 x3, causal' --n 8 --from 0 --to 7
 
 exit status: 0 no forbidden flow; 1 some; 2 bad input.
 """
@@ -77,8 +94,9 @@ TABLE_ROWS = 40
 
 def register(sub) -> None:
     p = add_command(sub, "leak", "check a task for leaks, with shortest witness paths", LEAK_DESCRIPTION, LEAK_EPILOG)
-    p.add_argument("task", metavar="TASK|MASK",
-                   help="built-in task spec or task .json file; or a MASK, checked as next-token prediction")
+    p.add_argument("task", metavar="TASK|MASK", nargs="?",
+                   help="built-in task spec or task .json file; or a MASK, checked as next-token prediction "
+                        "(with --stack: a TASK, or nothing for next-token prediction through the stack)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (for any other form: must "
                    "equal its number of positions)")
     p.add_argument("--trust-code", action="store_true",
@@ -98,10 +116,12 @@ def register(sub) -> None:
     p.add_argument("--batch", type=int, metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
                         "leaks); a 4-D array's batch rows are always each checked")
+    add_stack_arguments(p)
     p.set_defaults(run=ascii_aware(run_leak))
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)
-    f.add_argument("mask", metavar="MASK", help="built-in spec, mask file, or file.py:mask_mod (with --n)")
+    f.add_argument("mask", metavar="MASK", nargs="?",
+                   help="built-in spec, mask file, or file.py:mask_mod (with --n); left out with --stack")
     f.add_argument("--from", dest="sources", required=True, metavar="SET", help="positions that must not be read")
     f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
     f.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
@@ -114,6 +134,7 @@ def register(sub) -> None:
     f.add_argument("--ascii", action="store_true", help="ASCII characters only")
     add_empty_rows_argument(f, LEAK_DEFAULT)
     add_range_arguments(f)
+    add_stack_arguments(f)
     f.set_defaults(run=ascii_aware(run_flow))
 
 
@@ -144,6 +165,11 @@ def parse_set(text: str, n: int, what: str) -> list[int]:
 def _check_layers(layers: int | None) -> None:
     if layers is not None and layers < 0:
         raise InputError(f"--layers must be >= 0, got {layers}")
+
+
+def _check_repeat(args) -> None:
+    if args.repeat is not None and args.stack is None:
+        raise InputError("--repeat repeats the layers of --stack: give --stack SPEC")
 
 
 NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); give a task file for other "
@@ -197,6 +223,11 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
+    _check_repeat(args)
+    if args.stack is not None:
+        return run_leak_stack(args)
+    if args.task is None:
+        raise InputError("give a TASK or MASK (or --stack SPEC)")
     tasks, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len,
                                     convention=args.convention, heads=args.heads, batch=args.batch,
                                     empty_rows=args.empty_rows)
@@ -332,6 +363,11 @@ def run_flow(args) -> int:
     from hasse.masks_in import apply_policy, key_only_line, load_heads, query_options
 
     _check_layers(args.layers)
+    _check_repeat(args)
+    if args.stack is not None:
+        return run_flow_stack(args)
+    if args.mask is None:
+        raise InputError("give a MASK (or --stack SPEC)")
     named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
     n = named.n
     sources = parse_set(args.sources, n, "--from")
@@ -451,3 +487,206 @@ def flow_task_json(named, layer, sources: list[int], sinks: list[int]) -> dict:
         out["mask"] = spec  # the built-in spec itself, not n^2 rows (a task file's mask may be a spec)
     out["positions"] = task.size
     return out
+
+
+# ---------------------------------------------------------------- stacks (--stack SPEC: a mask per layer)
+
+NEXT_TOKEN_STACK = ("checked as next-token prediction through the stack (position q predicts x_{q+1}); give a TASK "
+                    "for other objectives")
+
+def _refuse_for_stack(args, **flags) -> None:
+    """One line for each option that has no meaning with ``--stack`` (``flags``: option -> why)."""
+    for option, why in flags.items():
+        if getattr(args, option.lstrip("-").replace("-", "_"), None) not in (None, False):
+            raise InputError(f"{option} {why}")
+
+
+def _stack_of(args, n: int | None):
+    """``(stack, read stack, empty rows, StackFlow)``: --stack at ``n`` positions, each layer's empty rows read
+    by --empty-rows, propagated until the repeated stack converges."""
+    from hasse.masks_in import flagged, load_stack
+    from hasse.theory.stack import propagate
+    from hasse.theory.stack_leak import apply_stack_policy
+
+    stack = load_stack(args.stack, n, args.repeat, heads=getattr(args, "heads", None),
+                       trust_code=bool(getattr(args, "trust_code", False)),
+                       convention=getattr(args, "convention", None) or "auto")
+    if n is not None and stack.n != n:
+        raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the task has {n}")
+    try:
+        read, rows = apply_stack_policy(stack, args.empty_rows)
+    except InputError as exc:
+        raise flagged(exc) from None
+    return stack, read, rows, propagate(read)
+
+
+def stack_json(stack, flow) -> dict:
+    """The ``stack`` object of a stack report: spec, depth, the convergence depth of the repeated stack, note."""
+    return {"spec": stack.spec, "depth": stack.depth, "converged": flow.converged, "note": stack.note or None}
+
+
+def stack_lines(stack, flow) -> list[str]:
+    """``stack: SPEC (D layers; …)`` and the preset's note."""
+    converged = ("the repeated stack converges after " + f"{flow.converged} layer{'' if flow.converged == 1 else 's'}"
+                 if flow.converged is not None else "not propagated to convergence")
+    lines = [f"stack: {stack.spec} ({stack.depth} layer{'' if stack.depth == 1 else 's'}; {converged})"]
+    if stack.note:
+        lines.append(f"  {stack.note}")
+    return lines
+
+
+def stack_where(layers: int, depth: int, first: int | None = None) -> str:
+    """``within L = 6 layers, the stack's depth (first at layer 4)``: a stack verdict's reach.
+
+    >>> stack_where(6, 6, 4), stack_where(2, 6)
+    ("within L = 6 layers, the stack's depth (first at layer 4)", 'within L = 2 layers')
+    """
+    out = f"within L = {layers} layer{'' if layers == 1 else 's'}" + (", the stack's depth" if layers == depth else "")
+    return out + (f" (first at layer {first})" if first is not None else "")
+
+
+def _limit_line(found_in_limit, what: str = "LEAK") -> str:
+    if not found_in_limit:
+        return "in the limit of the repeated stack: clean at every depth"
+    return f"in the limit of the repeated stack: {what} (first at layer {min(x.depth for x in found_in_limit)})"
+
+
+def _stack_table(found, names, column: str | None, ascii: bool) -> list[str]:
+    from hasse.render_text import layered_path_text
+
+    def row(x):
+        cells = (position_text(x.position, names),) + ((getattr(x, column),) if column else ())
+        return cells + (x.depth, layered_path_text(x.path, x.hop_layers, names, ascii))
+
+    header = ("position",) + ((column,) if column else ()) + ("layer", "path (source first, each hop's layer)")
+    right = (1, 2) if column else (1,)
+    return capped_table(found, row, TABLE_ROWS, header=header, right=right, ascii=ascii)
+
+
+def stack_leak_report(task: Task, stack, flow, report: LeakReport, *, ascii: bool = False) -> str:
+    """The human report of ``hasse leak --stack``: each violation with its first layer and layered witness."""
+    names = task.names
+    lines = [f"task {task.name or '(unnamed)'}: {task.size} positions on a sample of {task.tokens} tokens",
+             *stack_lines(stack, flow),
+             f"supervised positions: {len(report.supervised)} (label density {report.label_density:.0%}); "
+             f"distinct targets: {len(report.targets)} of {task.tokens} (target coverage {report.target_coverage:.0%})"]
+    leaks, iso = report.leaks_within(), report.isolation_within()
+    if not leaks and not iso:
+        lines.append(f"verdict: LEAK-FREE {stack_where(report.layers, stack.depth)}"
+                     + (f" ({len(task.isolate)} isolate groups respected)" if task.isolate else ""))
+    else:
+        first = min(x.depth for x in (leaks or iso))
+        lines.append(f"verdict: {'LEAK' if leaks else 'ISOLATION VIOLATED'} "
+                     f"{stack_where(report.layers, stack.depth, first)}")
+    lines.append(_limit_line((*report.leaks, *report.isolation), "LEAK" if report.leaks else "ISOLATION VIOLATED"))
+    if report.empty_rows:
+        lines.append(report.empty_row_report.describe(names=names))
+    deeper = len(report.leaks) - len(leaks) + len(report.isolation) - len(iso)
+    if deeper:
+        first = min(x.depth for x in (*report.leaks, *report.isolation) if x.depth > (report.layers or 0))
+        lines.append(f"note: {deeper} more violation(s) appear with more layers (first at layer {first}); "
+                     f"a deeper model (the stack repeated) would leak")
+    for title, found, column in ((f"leaks ({len(leaks)}):", leaks, "target"),
+                                 (f"isolation violations ({len(iso)}):", iso, "source")):
+        if found:
+            lines += ["", title, *_stack_table(found, names, column, ascii)]
+    return "\n".join(lines)
+
+
+def stack_subject(args) -> tuple[Task, bool]:
+    """``(task, bare)`` of ``hasse leak [TASK] --stack SPEC``: the TASK, or next-token prediction over the stack."""
+    from hasse.theory.task_io import names_a_task, next_token_task
+
+    if args.task is not None:
+        if not names_a_task(args.task):
+            raise InputError("with --stack the layers are the masks: give a TASK (its inputs and labels) or no "
+                             "argument (next-token prediction through the stack), not a MASK", args.task)
+        (task,), _ = load_leak_subject(args.task, args.n, args.trust_code)
+        return task, False
+    return None, True
+
+
+def run_leak_stack(args) -> int:
+    from hasse.theory.mask import NamedMask
+    from hasse.theory.stack_leak import find_stack_leaks
+    from hasse.theory.task_io import next_token_task
+
+    _refuse_for_stack(args, png="draws one mask: not with --stack (hasse analyze --stack draws the layers)",
+                      batch="does not apply to --stack (a stack describes one sequence; check each batch row "
+                            "on its own)",
+                      queries="does not apply to --stack (every layer is square)",
+                      kv_len="does not apply to --stack (every layer is square)")
+    task, bare = stack_subject(args)
+    stack, read, _, flow = _stack_of(args, task.size if task is not None else args.n)
+    if task is None:
+        names = tuple(str(i) for i in range(stack.n))
+        task = next_token_task(NamedMask(stack.union(), names, stack.spec))
+    layers = stack.depth if args.layers is None else args.layers
+    from hasse.masks_in import flagged
+
+    try:
+        report = find_stack_leaks(task, read, layers, empty_rows=args.empty_rows, flow=flow)
+    except InputError as exc:
+        raise flagged(exc) from None
+    in_limit = bool(report.leaks or report.isolation)
+    if args.json or args.out:
+        data = {**json_header("leak", args.task, spec_of(args.task, "task") if args.task else None),
+                "objective": "next-token" if bare else "task", **leak_json(task, report),
+                "stack": stack_json(stack, flow), "leak_free_in_limit": not in_limit}
+        if emit_json(args, data):
+            return 0 if report.leak_free else 1
+    print((NEXT_TOKEN_STACK + "\n" if bare else "") + stack_leak_report(task, stack, flow, report,
+                                                                                    ascii=args.ascii))
+    if args.out:
+        print(f"JSON written to {args.out}")
+    return 0 if report.leak_free else 1
+
+
+def run_flow_stack(args) -> int:
+    from hasse.theory.empty_rows import EmptyRows
+    from hasse.theory.mask import NamedMask
+    from hasse.theory.stack_leak import find_stack_flows
+    from hasse.theory.task_io import task_to_dict
+
+    if args.mask is not None:
+        raise InputError("with --stack the layers are the masks: leave MASK out", args.mask)
+    _refuse_for_stack(args, png="draws one mask: not with --stack (hasse analyze --stack draws the layers)",
+                      batch="does not apply to --stack (a stack describes one sequence; check each batch row "
+                            "on its own)",
+                      queries="does not apply to --stack (every layer is square)",
+                      kv_len="does not apply to --stack (every layer is square)")
+    stack, read, rows, flow = _stack_of(args, args.n)
+    n = stack.n
+    sources = parse_set(args.sources, n, "--from")
+    sinks = parse_set(args.sinks, n, "--to")
+    flows = find_stack_flows(read, sources, sinks, flow=flow)
+    layers = stack.depth if args.layers is None else args.layers
+    within = [f for f in flows if f.depth <= layers]
+    found = EmptyRows(rows, args.empty_rows)
+    names = tuple(str(i) for i in range(n))
+    if args.json or args.out:
+        # the task file's mask is the union of the (read) layers: its limit is the repeated stack's limit, so
+        # `hasse leak FILE` finds the same flows in the limit and `hasse leak FILE --stack SPEC` the same depths
+        union = NamedMask(read.union(), names, f"union of {stack.spec}")
+        task = task_to_dict(flow_task(union, read.union(), sources, sinks))
+        data = {**json_header("flow", args.mask, None), **task, "positions": n, "layers": layers,
+                "from": sources, "to": sinks, "flow_free": not within, "flows": [f.to_json() for f in within],
+                "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
+                "empty_rows": found.to_json(), "key_only": key_only_json((), ""),
+                "stack": stack_json(stack, flow), "flow_free_in_limit": not flows}
+        if emit_json(args, data):
+            return 1 if within else 0
+    for line in stack_lines(stack, flow):
+        print(line)
+    if found.rows:
+        print(found.describe(names=names))
+    if not within:
+        print(f"no position of --to depends on --from {stack_where(layers, stack.depth)}")
+    else:
+        print(f"{len(within)} position(s) of --to depend on --from "
+              f"{stack_where(layers, stack.depth, min(f.depth for f in within))}")
+        print(*_stack_table(within, names, None, args.ascii), sep="\n")
+    print(_limit_line(flows, "FLOW"))
+    if args.out:
+        print(f"JSON written to {args.out}")
+    return 1 if within else 0

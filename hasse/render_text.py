@@ -56,6 +56,32 @@ def depth_phrase(layers: int | None, first: int | None = None) -> str:
     return f"{where} (first at depth {first})"
 
 
+def layered_path_text(path: Sequence[int], hop_layers: Sequence[int], names: Sequence[str] | None = None,
+                      ascii: bool = False) -> str:
+    """A witness path through a stack, each hop with its layer (1-based): source first.
+
+    A named position reads ``name(index)``, as in ``hasse leak``'s plain paths.
+
+    >>> layered_path_text((3, 5, 7), (2, 4), ascii=True)
+    '3 -[layer 2]-> 5 -[layer 4]-> 7'
+    >>> layered_path_text((3, 5), (1,))
+    '3 ─[layer 1]→ 5'
+    >>> layered_path_text((4,), ())
+    '4'
+    """
+    if len(hop_layers) != max(len(path) - 1, 0):
+        raise ValueError(f"a path of {len(path)} positions has {len(path) - 1} hops, not {len(hop_layers)} layers")
+
+    def name(v: int) -> str:
+        return str(v) if names is None or names[v] == str(v) else f"{names[v]}({v})"
+
+    dash, arrow = ("-", "->") if ascii else ("─", "→")
+    out = [name(path[0])] if len(path) else []
+    for v, layer in zip(path[1:], hop_layers):
+        out.append(f" {dash}[layer {layer}]{arrow} {name(v)}")
+    return "".join(out)
+
+
 def is_default_names(names: Sequence[str] | None, n: int) -> bool:
     """True when ``names`` is absent or is the plain ``"0" .. "n-1"``."""
     return names is None or tuple(names) == tuple(str(i) for i in range(n))
