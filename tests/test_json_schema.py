@@ -84,6 +84,16 @@ def gpu_cases() -> list[tuple[str, list[str]]]:
     ]
 
 
+def hf_cases() -> list[tuple[str, list[str]]]:
+    """hasse audit (needs the hf extra: transformers)."""
+    return [
+        ("audit", ["audit", "llama", "--n", "4", "--seeds", "1", "--backend", "eager"]),
+        ("audit", ["audit", "llama", "--scenario", "packed", "--lengths", "2+2", "--seeds", "1", "--compare",
+                   "eager,sdpa"]),
+        ("audit", ["audit", "llama", "--scenario", "left_pad", "--n", "5", "--seeds", "1", "--backend", "sdpa"]),
+    ]
+
+
 def json_commands() -> dict[str, argparse.ArgumentParser]:
     """Every (sub)command of ``hasse`` that takes --json, by the name its JSON's "command" carries."""
     return {name: p for name, p in commands().items() if any("--json" in a.option_strings for a in p._actions)}
@@ -98,7 +108,7 @@ def test_every_command_with_json_has_a_def_and_a_case(tmp_path):
     commands = set(json_commands())
     assert commands >= {"analyze", "leak", "flow", "counterexample", "merge", "consistent", "prove",
                         "certificate verify", "gpu-check", "catalog"}
-    covered = {c for c, _ in cases(tmp_path) + gpu_cases()}
+    covered = {c for c, _ in cases(tmp_path) + gpu_cases() + hf_cases()}
     assert commands - set(SCHEMA["$defs"]) == set(), "a command with --json has no $def in docs/schema.json"
     assert commands - covered == set(), "a command with --json has no case in tests/test_json_schema.py"
     assert {r["$ref"].rsplit("/", 1)[1].replace("%20", " ") for r in SCHEMA["oneOf"]} == commands
@@ -119,6 +129,15 @@ def test_every_command_output_matches_its_def(capsys, tmp_path):
 def test_gpu_check_output_matches_its_def(capsys):
     pytest.importorskip("torch")
     for command, argv in gpu_cases():
+        code, out, err = run(capsys, *argv, "--json")
+        assert code in (0, 1), (argv, err)
+        data = json.loads(out)
+        assert problems(command, data) == [], (argv, problems(command, data))
+
+
+def test_audit_output_matches_its_def(capsys):
+    pytest.importorskip("transformers")
+    for command, argv in hf_cases():
         code, out, err = run(capsys, *argv, "--json")
         assert code in (0, 1), (argv, err)
         data = json.loads(out)
