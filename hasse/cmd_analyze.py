@@ -6,7 +6,7 @@ import sys
 
 from dataclasses import replace
 
-from hasse.masks_in import add_empty_rows_argument, add_range_arguments, key_only_line
+from hasse.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments, key_only_line
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
@@ -55,7 +55,9 @@ exit status: 0 analysed; 2 bad input (one line on stderr).
 
 def register(sub) -> None:
     p = add_command(sub, "analyze", HELP, DESCRIPTION, EPILOG)
-    p.add_argument("mask", metavar="MASK", help="built-in spec, .npy/.txt/.csv/.json file, or file.py:mask_mod")
+    p.add_argument("mask", metavar="MASK", nargs="?",
+                   help="built-in spec, .npy/.txt/.csv/.json file, or file.py:mask_mod; a model preset "
+                        "(gemma3:n=4096) means --stack that preset; optional when --stack is given")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
     p.add_argument("--layers", type=int, metavar="L", help="also report R(L), the dependencies after L layers")
     p.add_argument("--no-residual", action="store_true", help="drop the residual connection (negative control)")
@@ -68,14 +70,23 @@ def register(sub) -> None:
     add_empty_rows_argument(p, ANALYZE_DEFAULT)
     add_range_arguments(p)
     p.add_argument("--ascii", action="store_true", help="draw the matrix view with ASCII characters only")
+    add_stack_arguments(p)
     p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:
     from hasse.masks_in import load_heads, query_options
+    from hasse.stack_report import is_preset
 
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
+    if args.stack is not None or is_preset(args.mask):
+        return run_stack(args)
+    if args.mask is None:
+        raise InputError("give a MASK, or a stack of layers with --stack SPEC (see hasse analyze --help)")
+    if args.repeat is not None:
+        raise InputError("--repeat R repeats a --stack SPEC or a model preset; a single MASK is already the same "
+                         "at every layer (use --layers L)")
     named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
@@ -120,6 +131,88 @@ def run(args) -> int:
             if path and path != "-":
                 print(f"{what} written to {path}" + (" (batch row 0)" if grid.batch is not None else ""))
     return 0
+
+
+def run_stack(args) -> int:
+    """``hasse analyze --stack SPEC`` (or a preset as MASK): the stack's flow, receptive field and limit order."""
+    from hasse.masks_in import load_stack
+    from hasse.stack_report import stack_json
+    from hasse.theory.stack import propagate
+    from hasse.theory.stack_leak import apply_stack_policy
+
+    if args.stack is not None and args.mask is not None:
+        raise InputError(f"give a MASK or --stack SPEC, not both (got {args.mask!r} and --stack {args.stack!r}); "
+                         "a stack's layers are its masks")
+    for flag, value in (("--no-residual", args.no_residual), ("--batch B", args.batch is not None),
+                        ("--queries", args.queries is not None), ("--kv-len K", args.kv_len is not None)):
+        if value:
+            raise InputError(f"{flag} does not apply to a stack (square layers with the residual, one sequence)")
+    if args.layers is not None and args.layers < 0:
+        raise InputError(f"--layers must be >= 0, got {args.layers}")
+    text = args.stack if args.stack is not None else args.mask
+    stack = load_stack(text, args.n, args.repeat, heads=args.heads, trust_code=args.trust_code,
+                       convention=args.convention)
+    policy = "error" if args.strict else args.empty_rows
+    stack, empty = apply_stack_policy(stack, policy)
+    if empty and policy == "attend-none":
+        warn(f"{stack.spec}: {len(empty)} position(s) with an empty row in some layer (attending no key, not "
+             f"even themselves): {_rows(empty)}; analysed as given (attend-none), but additive-mask kernels "
+             "attend every key there and a -inf softmax gives NaN (see --empty-rows)")
+    flow = propagate(stack, max(stack.depth, args.layers or 0), until_converged=True)
+    a = mask_to_analysis(stack.union(), residual=True, empty_rows="attend-none")
+    converged = flow.converged
+    a = replace(a, convergence_depth=converged, dense=converged is not None and converged <= 1,
+                empty_rows=empty, empty_row_policy=policy)
+    if args.layers is not None:
+        a = replace(a, layers=args.layers, reachability=flow.reach(args.layers))
+    if args.dot:
+        from hasse.dot import to_dot
+
+        if args.dot == "-":
+            if args.json:
+                raise InputError("--dot - and --json both want stdout; write the DOT to a file")
+            sys.stdout.write(to_dot(a))
+        else:
+            _write(args.dot, to_dot(a))
+    if args.png:
+        from hasse.draw_receptive import draw_receptive
+
+        draw_receptive(flow.receptive_field(), stack.depth, args.png, title=f"receptive field of {stack.spec}")
+    printed = False
+    if args.json or args.out:
+        head = json_header("analyze", text, stack.spec)
+        printed = emit_json(args, {**head, **analysis_json(a), "stack": stack_json(stack, flow)})
+    if not printed and args.dot != "-":
+        print(stack_report(a, stack, flow, ascii=args.ascii))
+        for path, what in ((args.png, "picture"), (args.dot, "DOT"), (args.out, "JSON")):
+            if path and path != "-":
+                print(f"{what} written to {path}")
+    return 0
+
+
+def stack_report(a: MaskAnalysis, stack, flow, *, ascii: bool = False) -> str:
+    """The text report of a stack: its layers and flow (hasse.stack_report), then the limit's order."""
+    from hasse.render_text import classes_view, hasse_view, matrix_view
+    from hasse.stack_report import stack_lines
+
+    lines = stack_lines(stack, flow, ascii=ascii)
+    if a.empty_rows:
+        lines.append(a.empty_row_report.describe())
+    shown = a.layers if a.layers is not None else stack.depth
+    reach = a.reachability if a.reachability is not None else flow.reach(shown)
+    if a.layers is not None:
+        lines.append(f"after L = {a.layers} layers: {int(reach.sum())} of {a.n * a.n} (query, input) dependencies")
+    if a.n <= 64:
+        lines += ["", f"R({shown}): row q depends on column k after {shown} layer{'' if shown == 1 else 's'}"
+                  + ("" if a.layers is not None else " (the model's depth)"),
+                  matrix_view(reach, names=a.names, ascii=ascii)]
+    singletons = all(len(c) == 1 for c in a.classes)
+    lines += ["", "the limit of the repeated stack (the reflexive-transitive closure of the union of the layers' masks):",
+              f"classes: {len(a.classes)}" + (" (all single positions: a partial order)" if singletons
+                                              else f" ({sum(len(c) > 1 for c in a.classes)} with several positions)"),
+              f"Hasse diagram: {len(a.hasse_edges)} covering edges, height {a.height}",
+              "", classes_view(a, ascii=ascii), "", hasse_view(a, ascii=ascii)]
+    return "\n".join(lines)
 
 
 def batch_analysis(grid, b: int, named, policy: str, args) -> MaskAnalysis:
