@@ -13,7 +13,7 @@ import argparse
 import sys
 
 from hasse.cmd_leak import leak_report, path_text
-from hasse.masks_in import add_empty_rows_argument, flagged
+from hasse.masks_in import add_empty_rows_argument, add_stack_arguments, flagged
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import task_table
@@ -43,6 +43,15 @@ through its merged task (hasse merge), and --inference FAMILY (a family without 
 e.g. block:block=2) adds training-inference consistency at every n: the property
 "inconsistency" (hasse consistent). An n in FAMILY (block:n=8,block=2, as hasse
 consistent takes it) fixes the size searched, like an n in DESIGN; the two must agree.
+
+--stack SPEC (a mask per layer: 'causal x3, bidirectional', or a preset without n)
+runs each task of the design through the stack instead of its own mask: the layer
+specs, written without n, are built at each task's number of positions; a task
+breaks when it leaks or breaks isolation within --layers L (default: the stack's
+depth). The counterexample's witness names the layer of each hop. --json writes the
+task (with its own mask) and "stack": `hasse leak FILE --stack SPEC` reproduces it.
+Not with --stack (refused): --method z3/both and --inference (they decide one mask
+repeated, or the task's own mask) and --png (one mask drawn).
 """
 EPILOG = """\
 DESIGN is
@@ -62,6 +71,8 @@ examples:
   hasse counterexample infill --method z3 --n 6                 each task and the merged task
   hasse counterexample bad_block_query_history:block=2 --inference block:block=2 --method both
                                                               inconsistent at n = 4
+  hasse counterexample causal_lm --stack 'causal x3, bidirectional' --n 4
+                                                              n = 2: leaks at layer 4
 
 exit status: 1 a counterexample was found (or the methods disagree); 0 none up to
 --n; 2 bad input; 3 inconclusive (Z3 unknown or --timeout).
@@ -87,13 +98,18 @@ def register(sub) -> None:
                    help="also check consistency with this inference family at every n (e.g. block:block=2)")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds for the Z3 search (then inconclusive)")
     add_empty_rows_argument(p, LEAK_DEFAULT)
+    add_stack_arguments(p)
     p.set_defaults(run=ascii_aware(run))
 
 
 def run(args) -> int:
     direct = args.method == "direct" and not args.inference
+    if args.stack is not None or args.repeat is not None:
+        _check_stack_args(args)
     _check_args(args, timeout=not direct)
     try:
+        if args.stack is not None:
+            return _run_stack(args)
         return _run_direct(args) if direct else _run_methods(args)
     except InputError as exc:
         raise flagged(exc) from None
@@ -224,6 +240,70 @@ def _run_methods(args) -> int:
     if results[0].n is not None:
         return 1
     return 3 if any(r.unknown for r in results) else 0
+
+
+# ---------------------------------------------------------------- stacks
+
+
+def _check_stack_args(args) -> None:
+    """The options that have no meaning with --stack, refused in one line each."""
+    if args.stack is None:
+        raise InputError("--repeat repeats the layers of --stack: give --stack SPEC")
+    if args.method != "direct":
+        raise InputError(f"--method {args.method} is not for --stack: Z3 decides one mask repeated at every layer "
+                         "(the direct search runs the stack)")
+    if args.inference:
+        raise InputError("--inference is not for --stack: consistency compares the task's own mask with inference")
+    if args.png:
+        raise InputError("--png draws one mask: not with --stack")
+
+
+def _run_stack(args) -> int:
+    from hasse.cmd_leak import stack_leak_report, stack_where
+    from hasse.masks_in import load_stack
+    from hasse.theory.stack import propagate
+    from hasse.theory.stack_leak import apply_stack_policy
+
+    built: dict[int, object] = {}
+
+    def at(size: int):
+        if size not in built:
+            stack = load_stack(args.stack, size, args.repeat)
+            if stack.n != size:
+                raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the design's task has {size}: "
+                                 "leave n out of the stack's layers (they are built at each task's size)")
+            built[size] = stack
+        return built[size]
+
+    progress = _progress(args)
+    found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
+                                layers=args.layers, stack=at)
+    progress(None)
+    last = found.stack or (built[max(built)] if built else None)
+    layers = args.layers if args.layers is not None else (last.depth if last is not None else None)
+    if args.json or args.out:
+        out = {**_header(args, found), "layers": layers, **found.to_json()}
+        out.setdefault("stack", {"spec": last.spec, "depth": last.depth} if last is not None else
+                       {"spec": args.stack, "depth": None})
+        if emit_json(args, out):
+            return 1 if found.n is not None else 0
+    within = "" if layers is None else " " + stack_where(layers, last.depth)
+    if found.n is None:
+        tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
+        print(f"{args.design} through the stack {args.stack}: no leak and no isolation violation{within} for any n "
+              f"up to {args.max_n} (checked {len(found.checked)} sizes: {tried})")
+        _print_skipped(found)
+    else:
+        print(f"{args.design} through the stack {args.stack}: smallest counterexample{within} at n = {found.n} "
+              f"({found.property}, first at layer {found.witness['depth']})")
+        _print_task(found.task)
+        read, _ = apply_stack_policy(found.stack, args.empty_rows, getattr(found.task, "key_only", ()))
+        print(stack_leak_report(found.task, found.stack, propagate(read), found.report, ascii=args.ascii))
+    if args.out:
+        print(f"JSON written to {args.out} (a task file: hasse leak {args.out} --stack '{args.stack}'"
+              + (f" --repeat {args.repeat}" if args.repeat else "")
+              + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
+    return 1 if found.n is not None else 0
 
 
 # ---------------------------------------------------------------- JSON

@@ -66,6 +66,7 @@ class Counterexample:
     unknown: str | None = None  # z3: why the search is inconclusive
     solver_calls: int = 0  # z3: how many solver checks ran
     seconds: float = 0.0
+    stack: object = None  # the LayerStack (theory.stack) the task found was run through, when searched with one
 
     def to_json(self) -> dict:
         """The answer as JSON (design §7): ``tokens`` (the size that breaks it, null if none), ``property``,
@@ -82,6 +83,8 @@ class Counterexample:
 
         out = {"tokens": self.n, "property": self.property, "where": self.where, "checked": list(self.checked),
                "skipped": [{"tokens": n, "reason": r} for n, r in self.skipped]}
+        if self.stack is not None:
+            out["stack"] = {"spec": self.stack.spec, "depth": self.stack.depth}
         if self.task is None:
             return out
         t = self.task
@@ -275,7 +278,8 @@ def witness_of(violation: Leak | Flow) -> dict:
 
 def find_counterexample(design: str, max_n: int, *, merged: bool = False, inference: str | None = None,
                         progress: Callable[[int], None] | None = None,
-                        empty_rows: str = LEAK_DEFAULT, layers: int | None = None) -> Counterexample:
+                        empty_rows: str = LEAK_DEFAULT, layers: int | None = None,
+                        stack: Callable[[int], object] | None = None) -> Counterexample:
     """The direct search: the first ``n`` at which (1), (2) with ``merged``, or (3) with ``inference`` holds.
 
     Each size is decided by the kit's analysis: ``find_leaks`` on every task and, with
@@ -283,6 +287,17 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
     inference family. ``progress(n)`` is called before each size. Empty rows are
     read by the policy ``empty_rows`` (:mod:`theory.empty_rows`; default attend-all).
     With ``layers``, a leak or isolation violation counts only within that many layers.
+
+    With ``stack`` (``positions -> LayerStack``, :mod:`theory.stack`), each task is run
+    through the stack built at its number of positions instead of its own mask
+    (:func:`theory.stack_leak.find_stack_leaks`), within ``layers`` or, without it, the
+    stack's own depth; ``merged`` and ``inference`` are refused with it (they ask about
+    the task's one mask). The answer's ``stack`` is the stack of the task found.
+
+    >>> from hasse.theory.stack_spec import build_stack
+    >>> found = find_counterexample("causal_lm", 4, stack=lambda n: build_stack("causal x2, bidirectional", n))
+    >>> found.n, found.witness["depth"], found.witness["hop_layers"], found.stack.depth
+    (2, 3, [3], 3)
 
     Raises
     ------
@@ -293,23 +308,35 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
     from hasse.theory.consistency import check_consistency
 
     check_max_n(max_n)
+    if stack is not None and (merged or inference):
+        raise InputError("a stack search checks each task through the stack; merged tasks and inference "
+                         "consistency are about one mask")
     start = time.perf_counter()
     build = design_builder(design)
     infer = inference_builder(inference)
     sizes, skipped = design_sizes(design, max_n, build, progress)
     checked: list[int] = []
+    through = None  # the stack of the task found
 
     def found(n=None, prop=None, where=None, task=None, witness=None, report=None, mismatches=()):
         return Counterexample("direct", design, n, prop, where, task, witness, tuple(checked), tuple(skipped),
-                              report, mismatches, seconds=time.perf_counter() - start)
+                              report, mismatches, seconds=time.perf_counter() - start, stack=through)
 
     for n, tasks in sizes:
         checked.append(n)
         for i, task in enumerate(tasks):
-            report = find_leaks(task, layers, empty_rows=empty_rows)
+            if stack is None:
+                report = find_leaks(task, layers, empty_rows=empty_rows)
+            else:
+                from hasse.theory.stack_leak import find_stack_leaks
+
+                layered = stack(task.size)
+                report = find_stack_leaks(task, layered, layered.depth if layers is None else layers,
+                                          empty_rows=empty_rows)
             leaks, isolation = report.leaks_within(), report.isolation_within()
             if leaks or isolation:
                 first = (leaks or isolation)[0]
+                through = layered if stack is not None else None
                 return found(n, "leak" if leaks else "isolation", f"task {i}", task, witness_of(first), report)
         if merged and len(tasks) > 1:
             merged_task = merge.family_to_merged_task(tasks).task
