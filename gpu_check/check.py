@@ -1,4 +1,4 @@
-"""The whole empirical check for one mask or task: ``mask_to_gpu_check`` and ``task_to_gpu_check``.
+"""The whole empirical check: ``mask_to_gpu_check``, ``task_to_gpu_check`` and ``stack_to_gpu_check``.
 
 Pipeline: observe what the kernel does with empty rows, if any
 (:func:`gpu_check.empty_rows.probe_empty_rows`: every key, zeros or NaN) and read
@@ -31,8 +31,12 @@ from hasse.gpu_check.leak_gradients import (
     leak_gradients,
     task_inputs,
 )
+from hasse.gpu_check.stack_check import stack_dependency_check
+from hasse.theory.errors import InputError
 from hasse.theory.leak import Flow, Leak, find_leaks
 from hasse.theory.order import mask_to_order
+from hasse.theory.stack import LayerStack
+from hasse.theory.stack_leak import find_stack_leaks
 
 MAX_DEFAULT_LAYERS = 6
 
@@ -42,13 +46,14 @@ class GpuCheck:
     """One gpu-check: the dependency report and, for a task, its leak gradients."""
 
     subject: str  # the spec or file checked
-    kind: str  # "mask" or "task"
+    kind: str  # "mask", "task" or "stack" (a stack alone; a task run through a stack is "task")
     report: DependencyReport
     leak_gradients: tuple[PositionGradients, ...] | None  # None for a mask
     isolation_gradients: tuple[CrossGradient, ...] | None
     theory_leaks: tuple[Leak, ...] | None  # find_leaks within L layers
     theory_isolation: tuple[Flow, ...] | None
     empty_rows: EmptyRowProbe | None = None  # what the kernel did with empty rows (None: there are none)
+    stack: LayerStack | None = None  # the layers run, one per block (None: one mask at every layer)
 
     @property
     def leaking(self) -> bool:
@@ -96,3 +101,27 @@ def task_to_gpu_check(task, layers: int | None = None, backend: str = "manual", 
     theory = find_leaks(task, layers, empty_rows=policy)
     return GpuCheck(task.name, "task", report, leak_gradients(task, report), isolation_gradients(task, report),
                     theory.leaks_within(), theory.isolation_within(), probe)
+
+
+def stack_to_gpu_check(stack: LayerStack, layers: int | None = None, backend: str = "manual", device: str = "cpu",
+                       *, task=None, seeds: int = 3, config: StackConfig | None = None, subject: str = "",
+                       vocab: int = DEFAULT_VOCAB, invert_mha: bool = True) -> GpuCheck:
+    """The check of a stack of different masks per layer (``L`` = the stack's depth when None).
+
+    Block ``i`` runs layer ``i`` of ``stack`` (:mod:`gpu_check.stack_check`); the pattern is
+    compared with the stack's ``R(L)``. With a ``task`` (same size as the stack) its inputs
+    are embedded, its own mask is ignored, and its leak and isolation gradients are read
+    beside the leaks :func:`theory.stack_leak.find_stack_leaks` finds within ``L`` layers.
+    An attention layer with an empty row is refused (no empty-row probe for stacks).
+    """
+    layers = stack.depth if layers is None else layers
+    if task is not None and task.size != stack.n:
+        raise InputError(f"the stack has {stack.n} positions, the task {task.size}", subject or task.name)
+    inputs = None if task is None else task_inputs(task, vocab, device)
+    report = stack_dependency_check(stack, layers, backend, device, seeds=seeds, config=config, inputs=inputs,
+                                    invert_mha=invert_mha)
+    if task is None:
+        return GpuCheck(subject or stack.spec, "stack", report, None, None, None, None, None, stack)
+    theory = find_stack_leaks(task, stack, layers, empty_rows="attend-none")
+    return GpuCheck(subject or task.name, "task", report, leak_gradients(task, report),
+                    isolation_gradients(task, report), theory.leaks_within(), theory.isolation_within(), None, stack)

@@ -239,15 +239,42 @@ def dependency_check(
     read, _ = apply_empty_row_policy(mask, empty_rows or "attend-none")
     if seeds < 1:
         raise InputError(f"seeds must be >= 1, got {seeds}")
-    info = backend_info(backend)
+    backend_info(backend)
     config = replace(config or StackConfig(), layers=layers)
+    attention = make_attention(backend, mask, device, invert_mha=invert_mha)
+    return observe_dependencies(attention, reach(read, layers), backend, device, seeds=seeds, config=config,
+                                inputs=inputs, method=method, chunk=chunk)
+
+
+def observe_dependencies(
+    attention,
+    theory: np.ndarray,
+    backend: str,
+    device: str,
+    *,
+    seeds: int = 3,
+    config: StackConfig,
+    inputs: Callable[[int, StackConfig], torch.Tensor] | None = None,
+    method: str | None = None,
+    chunk: int | None = None,
+) -> DependencyReport:
+    """The observed pattern of ``config.layers`` seeded blocks running ``attention``, compared with ``theory``.
+
+    The engine behind :func:`dependency_check` (one mask at every layer) and
+    :func:`gpu_check.stack_check.stack_dependency_check` (a mask per layer):
+    ``attention`` is one callable for every block or a sequence with one per block
+    (:meth:`gpu_check.model.Stack.forward`); ``theory`` is ``R(L)`` (T, T) bool;
+    ``backend`` names the kernel, for its default method and batching.
+    """
+    if seeds < 1:
+        raise InputError(f"seeds must be >= 1, got {seeds}")
+    info = backend_info(backend)
+    layers = config.layers
     method = method or ("vjp" if info.has_backward(device) else "perturbation")
     if method == "vjp" and not info.has_backward(device):
         raise InputError(f"backend {backend} has no backward on {device}; use method 'perturbation'")
-    t = mask.shape[0]
+    t = theory.shape[0]
     chunk = chunk or default_chunk(t, backend, device, config.heads)
-    theory = reach(read, layers)
-    attention = make_attention(backend, mask, device, invert_mha=invert_mha)
     batched = default_batching(backend, device)
     start = time.perf_counter()
     per_seed = []

@@ -15,7 +15,7 @@ No dropout anywhere.
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Sequence
 
 import torch
 from torch import nn
@@ -43,16 +43,24 @@ class Block(nn.Module):
 
 
 class Stack(nn.Module):
-    """``L`` blocks applied in order; ``forward(x, attention)`` maps (B, T, C) to (B, T, C)."""
+    """``L`` blocks applied in order; ``forward(x, attention)`` maps (B, T, C) to (B, T, C).
+
+    ``attention`` is one :data:`Attention` for every block, or a sequence of them with
+    one per block, first block first (a stack of different masks per layer,
+    :mod:`gpu_check.stack_check`).
+    """
 
     def __init__(self, config: StackConfig):
         super().__init__()
         self.config = config
         self.blocks = nn.ModuleList(Block(config) for _ in range(config.layers))
 
-    def forward(self, x: torch.Tensor, attention: Attention) -> torch.Tensor:
-        for block in self.blocks:
-            x = block(x, attention)
+    def forward(self, x: torch.Tensor, attention: Attention | Sequence[Attention]) -> torch.Tensor:
+        per_block = attention if isinstance(attention, (list, tuple)) else [attention] * len(self.blocks)
+        if len(per_block) != len(self.blocks):
+            raise ValueError(f"{len(per_block)} attention layers given for {len(self.blocks)} blocks")
+        for block, layer_attention in zip(self.blocks, per_block):
+            x = block(x, layer_attention)
         return x
 
 

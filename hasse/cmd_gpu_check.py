@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
-from hasse.masks_in import add_convention_argument
+from hasse.masks_in import add_convention_argument, add_stack_arguments
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import capped_rows, cut_items
@@ -92,7 +92,8 @@ TABLE_ROWS = 20
 def register(sub) -> None:
     p = add_command(sub, "gpu-check", "confirm no-leak gradients in real attention layers (needs torch)",
                     DESCRIPTION, EPILOG)
-    p.add_argument("subject", metavar="MASK|TASK", help="built-in spec, task .json, or mask file / mask_mod")
+    p.add_argument("subject", metavar="MASK|TASK", nargs="?",
+                   help="built-in spec, task .json, or mask file / mask_mod (optional with --stack)")
     p.add_argument("--layers", type=int, metavar="L", help="number of Transformer blocks (default: L*, 1 to 6)")
     p.add_argument("--backend", default="manual", choices=("manual", "sdpa", "flex", "mha", "additive", "sdpa_float"),
                    help="attention kernel (default: manual)")
@@ -100,7 +101,8 @@ def register(sub) -> None:
                    help="auto picks CUDA when available (default: auto)")
     p.add_argument("--seeds", type=int, default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
-    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
+    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (with --stack: of its layers)")
+    add_stack_arguments(p)
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
@@ -123,6 +125,10 @@ MAX_LAYERS, MAX_SEEDS, MAX_POSITIONS, MAX_VOCAB, MAX_STEPS = 64, 64, 8192, 1 << 
 
 
 def _check_args(args) -> None:
+    if args.repeat is not None and args.stack is None:
+        raise InputError("--repeat repeats the layers of --stack; give --stack SPEC")
+    if args.train_demo and args.stack is not None:
+        raise InputError("--train-demo trains one mask at every layer; it does not take --stack")
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
     if args.layers is not None and args.layers > MAX_LAYERS:
@@ -160,6 +166,10 @@ def _run_on(args, device: str) -> int:
         return run_train_demo(args, device)
     from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers, mask_to_gpu_check, task_to_gpu_check
 
+    if args.stack is not None or names_a_preset(args.subject):
+        return _run_stack(args, device)
+    if args.subject is None:
+        raise InputError("give a MASK or TASK, or --stack SPEC (with --n N when its layers have no size)")
     if names_a_task(args.subject):
         from hasse.theory.task_io import load_task
 
@@ -192,6 +202,10 @@ def _run_on(args, device: str) -> int:
     else:
         result = mask_to_gpu_check(mask, args.layers, args.backend, device, seeds=args.seeds, subject=subject)
     spec = spec_of(args.subject, "task" if task is not None else "mask")
+    return _emit(args, result, subject, names, spec)
+
+
+def _emit(args, result, subject: str, names, spec) -> int:
     if (args.json or args.out) and emit_json(args, {**json_header("gpu-check", args.subject, spec), "mode": "check",
                                                      **gpu_check_json(result, subject)}):
         pass
@@ -200,6 +214,57 @@ def _run_on(args, device: str) -> int:
         if args.out:
             print(f"JSON written to {args.out}")
     return 0 if result.passed else 1
+
+
+def names_a_preset(source) -> bool:
+    """True when ``source`` is a model preset spec (``gemma3:n=64``): a whole stack, checked as ``--stack``."""
+    from hasse.theory.catalog import get_entry, parse_spec
+    from hasse.theory.mask_io import source_kind
+
+    if not isinstance(source, str) or source_kind(source) != "spec":
+        return False
+    try:
+        get_entry(parse_spec(source)[0].strip(), "stack")
+    except InputError:
+        return False
+    return True
+
+
+def _run_stack(args, device: str) -> int:
+    """``--stack SPEC`` (or a preset as MASK): block i runs layer i; a TASK's inputs run through the stack."""
+    from hasse.gpu_check.check import stack_to_gpu_check
+    from hasse.masks_in import load_stack
+
+    text, task = args.stack, None
+    if text is None:  # a preset given as MASK is the whole stack
+        text = args.subject
+    elif args.subject is not None:
+        if not names_a_task(args.subject):
+            raise InputError("--stack gives every layer's mask: give a TASK with it (its inputs and labels run "
+                             "through the stack) or no MASK at all", args.subject)
+        from hasse.theory.task_io import load_task
+
+        from hasse.gpu_check.mask_mod import torch_fallback_or_none
+        from hasse.gpu_check.torch_masks import torch_reader_or_none
+
+        task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none(),
+                         torch_reader=torch_reader_or_none())
+        if args.n is not None and args.n != task.size:
+            raise InputError(f"--n {args.n}: the task has {task.size} positions", args.subject)
+    n = task.size if task is not None else args.n
+    stack = load_stack(text, n, args.repeat, trust_code=args.trust_code, convention=args.convention)
+    if task is not None and stack.n != task.size:
+        raise InputError(f"the stack has {stack.n} positions, the task {task.size}", args.subject)
+    check_positions(stack.n, args.seeds)
+    layers = stack.depth if args.layers is None else args.layers
+    if layers > MAX_LAYERS:
+        raise InputError(f"the stack has {stack.depth} layers: more than {MAX_LAYERS} real blocks are not built; "
+                         "give --layers L (R(L) of any depth: `hasse leak --stack`)", text)
+    result = stack_to_gpu_check(stack, layers, args.backend, device, task=task, seeds=args.seeds,
+                                subject=(task.name or args.subject) if task is not None else stack.spec)
+    names = task.names if task is not None else [str(i) for i in range(stack.n)]
+    spec = stack.spec if args.stack is None else spec_of(args.subject, "task") if task is not None else None
+    return _emit(args, result, result.subject, names, spec)
 
 
 def _number(x: float):
@@ -242,7 +307,40 @@ def gpu_check_json(result, subject: str) -> dict:
         "passed": result.passed,
         "seconds": round(r.seconds, 4),
         "empty_rows": None if result.empty_rows is None else result.empty_rows.to_json(),
+        "stack": None if result.stack is None else stack_json(result.stack),
     }
+
+
+def stack_json(stack) -> dict:
+    """The ``stack`` field: spec, depth, note and the layers as runs ``{first, last, spec, kind}`` (1-based)."""
+    return {"spec": stack.spec, "depth": stack.depth, "note": stack.note,
+            "layers": [{"first": a, "last": b, "spec": layer.spec, "kind": layer.kind} for a, b, layer in stack.runs()]}
+
+
+def stack_lines(stack, layers: int) -> list[str]:
+    """The report's lines on a stack: its depth, its note, and the layers the L blocks ran, as runs."""
+    head = f"stack of {stack.depth} layer(s)"
+    if layers < stack.depth:
+        head += f"; L = {layers} blocks run its first {layers}"
+    elif layers > stack.depth:
+        head += f"; L = {layers} blocks run it cycled"
+    lines = [head + (f" ({stack.note})" if stack.note else "")]
+    ran = {"attention": "attention: the backend on this mask",
+           "recurrent": "recurrent: a gated linear recurrence by a scan, reset where its pattern says"}
+    runs: list[list] = []
+    for i in range(layers):
+        layer = stack.layer(i)
+        if runs and runs[-1][2] is layer:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i + 1, i + 1, layer])
+
+    def row(run) -> str:
+        a, b, layer = run
+        where = f"block {a}" if a == b else f"blocks {a}-{b}"
+        return f"  {where:<14} {layer.spec}  ({ran[layer.kind]})"
+
+    return lines + capped_rows(runs, row, TABLE_ROWS)
 
 
 def _pair(q: int, k: int, names) -> str:
@@ -272,6 +370,8 @@ def gpu_check_report(result, subject: str, names) -> str:
                 "other": "neither NaN, zeros nor attention over every key: the check fails"}[e.behaviour]
         shown = cut_items(e.rows, 10, show=lambda q: str(q) if names[q] == str(q) else f"{names[q]}({q})")
         lines.append(f"empty rows {shown}: backend {e.backend} on {e.device} gives {said}")
+    if result.stack is not None:
+        lines += stack_lines(result.stack, r.layers)
     if r.agrees:
         lines.append(f"dependency pattern: observed == R({r.layers}) on all {t * t} pairs "
                      f"({reach} reachable, {t * t - reach} exactly zero"
@@ -306,7 +406,7 @@ def gpu_check_report(result, subject: str, names) -> str:
         named = {(x.position, x.source) for x in result.theory_leaks}
         seen = {(g.position, s.source) for g in grads for s in g.gradients if s.norm != 0}
         agree = named <= seen and result.gradients_match_theory
-        where = f"theory (hasse leak --layers {r.layers})"
+        where = f"theory (hasse leak{' --stack SPEC' if result.stack is not None else ''} --layers {r.layers})"
         if not agree:
             lines.append(f"{where}: {len(named)} leak(s); the gradients DISAGREE with it")
         elif not named:
