@@ -495,10 +495,10 @@ NEXT_TOKEN_STACK = ("checked as next-token prediction through the stack (positio
                     "for other objectives")
 
 def _refuse_for_stack(args, **flags) -> None:
-    """One line for each option that has no meaning with ``--stack`` (``flags``: option -> why)."""
-    for option, why in flags.items():
-        if getattr(args, option.lstrip("-").replace("-", "_"), None) not in (None, False):
-            raise InputError(f"{option} {why}")
+    """One line for each option that has no meaning with ``--stack`` (``flags``: dest -> why)."""
+    for dest, why in flags.items():
+        if getattr(args, dest, None) not in (None, False):
+            raise InputError(f"--{dest.replace('_', '-')} {why}")
 
 
 def _stack_of(args, n: int | None):
@@ -508,9 +508,14 @@ def _stack_of(args, n: int | None):
     from hasse.theory.stack import propagate
     from hasse.theory.stack_leak import apply_stack_policy
 
-    stack = load_stack(args.stack, n, args.repeat, heads=getattr(args, "heads", None),
-                       trust_code=bool(getattr(args, "trust_code", False)),
-                       convention=getattr(args, "convention", None) or "auto")
+    try:
+        stack = load_stack(args.stack, n, args.repeat, heads=getattr(args, "heads", None),
+                           trust_code=bool(getattr(args, "trust_code", False)),
+                           convention=getattr(args, "convention", None) or "auto")
+    except InputError as exc:
+        if n is None or getattr(args, "task", None) is None or "positions" not in str(exc):
+            raise
+        raise InputError(f"{exc} (--stack is built at the task's {n} positions)") from None
     if n is not None and stack.n != n:
         raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the task has {n}")
     try:

@@ -67,6 +67,8 @@ REPORT_FIELDS = frozenset({
     "mismatches",
     # flow
     "from", "to", "flow_free", "flows", "flows_beyond_layers",
+    # --stack (leak, flow, counterexample): the stack the task was run through; read past, give --stack again
+    "stack", "flow_free_in_limit",
     # merge
     "family", "tasks", "task_nodes", "groups", "nodes", "node_of_position", "hasse_edges", "mapping", "copies",
     "minimum", "exact_isomorphism_tests", "formulas", "formulas_hold", "sparse",
