@@ -37,6 +37,17 @@ in the report; --empty-rows attend-all analyses them as attending every key,
 A file.py:mask_mod that reads h or b must be given its ranges: --heads H (the
 layer's mask is the union over heads h < H, each head's empty rows read first)
 and --batch B (each batch row b < B analysed on its own).
+
+Stacks (a mask per layer): --stack 'sliding_window:w=4 x5, causal' --n N (no
+MASK), or a model preset as MASK (gemma3:n=4096; see hasse catalog). R(L) is the
+product of the layers' dependencies, first layer first. The report gives the
+layers as runs (a recurrent layer enters as its dependency pattern), the depth
+at which the flow of the stack repeated forever stops changing and whether the
+model's own depth reaches it, after how many layers the last position first sees
+the first, and the receptive field per position (layers until it sees all it
+will ever see) as a table; --png draws it. The classes and Hasse diagram are
+those of the limit: the closure of the union of the layers' masks. --layers L
+gives R(L) of the stack.
 """
 EPILOG = """\
 examples:
@@ -48,6 +59,8 @@ examples:
   hasse analyze masks.py:per_head --n 8 --heads 4 --batch 2
   hasse analyze masks.py:decode --n 1 --kv-len 9     one decoding step after 8 cached keys (key-only 0-7)
   hasse analyze cross.npy --queries separate         a Q x K cross-attention mask: K memory positions first
+  hasse analyze gemma3:n=4096                        a model preset: 34 layers, 5 sliding-window then 1 global
+  hasse analyze --stack 'sliding_window:w=4 x5, causal' --n 64 --png rf.png
 
 exit status: 0 analysed; 2 bad input (one line on stderr).
 """
@@ -63,8 +76,8 @@ def register(sub) -> None:
     p.add_argument("--no-residual", action="store_true", help="drop the residual connection (negative control)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
-    p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram (.png, .svg or .pdf by the "
-                   "suffix; needs matplotlib)")
+    p.add_argument("--png", metavar="FILE", help="draw the mask beside its Hasse diagram; for a stack, its receptive "
+                   "field per position (.png, .svg or .pdf by the suffix; needs matplotlib)")
     p.add_argument("--dot", metavar="FILE", help="write the Hasse diagram as Graphviz DOT ('-' for stdout)")
     p.add_argument("--strict", action="store_true", help="same as --empty-rows error")
     add_empty_rows_argument(p, ANALYZE_DEFAULT)
