@@ -344,3 +344,22 @@ def test_bad_stack_input_exits_2_with_one_line(capsys, argv, needle):
     assert code == 2, (out, err)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and needle in lines[0], err
+
+
+def test_flow_json_through_a_stack_is_a_task_file_with_the_same_flows(capsys, tmp_path):
+    """flow --stack --json writes the union of the layers as the mask: hasse leak on it finds the same flows in
+    the limit, and with --stack again the same first layers and witnesses."""
+    stack = "sliding_window:w=2 x2, causal"
+    code, data = run_json(capsys, "flow", "--stack", stack, "--n", 6, "--from", "0,1", "--to", "3-5")
+    path = tmp_path / "flow.json"
+    path.write_text(json.dumps(data))
+    _, limit = run_json(capsys, "leak", path)
+    assert {x["position"] for x in limit["leaks"]} == \
+        {x["position"] for x in data["flows"] + data["flows_beyond_layers"]}
+    _, layered = run_json(capsys, "leak", path, "--stack", stack)
+    nearest: dict[int, int] = {}  # one leak per (position, source token): the flow is the earliest of them
+    for x in layered["leaks"]:
+        nearest[x["position"]] = min(x["depth"], nearest.get(x["position"], x["depth"]))
+    assert nearest == {x["position"]: x["depth"] for x in data["flows"]}
+    assert {(x["position"], x["source"], tuple(x["hop_layers"])) for x in data["flows"]} <= \
+        {(x["position"], x["source"], tuple(x["hop_layers"])) for x in layered["leaks"]}
