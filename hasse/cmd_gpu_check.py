@@ -307,14 +307,16 @@ def gpu_check_json(result, subject: str) -> dict:
         "passed": result.passed,
         "seconds": round(r.seconds, 4),
         "empty_rows": None if result.empty_rows is None else result.empty_rows.to_json(),
-        "stack": None if result.stack is None else stack_json(result.stack),
+        **({} if result.stack is None else {"stack": _stack_json(result.stack)}),
     }
 
 
-def stack_json(stack) -> dict:
-    """The ``stack`` field: spec, depth, note and the layers as runs ``{first, last, spec, kind}`` (1-based)."""
-    return {"spec": stack.spec, "depth": stack.depth, "note": stack.note,
-            "layers": [{"first": a, "last": b, "spec": layer.spec, "kind": layer.kind} for a, b, layer in stack.runs()]}
+def _stack_json(stack) -> dict:
+    """The ``stack`` field (with --stack only), as leak and flow write it (schema ``stack_ref``)."""
+    from hasse.cmd_leak import stack_json
+    from hasse.theory.stack import propagate
+
+    return stack_json(stack, propagate(stack))
 
 
 def stack_lines(stack, layers: int) -> list[str]:
