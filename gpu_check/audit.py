@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from hasse.gpu_check.audit_models import (BACKENDS, ModelSpec, build_model, is_encoder, layer_pattern,
-                                          pattern_text, small_config, versions)
+from hasse.gpu_check.audit_models import (BACKENDS, ModelSpec, build_model, first_sentence, is_encoder,
+                                          layer_pattern, pattern_text, small_config, versions)
 from hasse.gpu_check.audit_scenarios import PAD, Scenario, intended_masks
 from hasse.gpu_check.dependency import classify, random_probes
 from hasse.theory.errors import InputError
@@ -323,13 +323,13 @@ def audit(setup: Setup, backends=None) -> Audit:
                 except InputError as exc:
                     if explicit:
                         raise
-                    skipped.append((name, str(exc)))
+                    skipped.append((name, first_sentence(str(exc))))
                     names.remove(name)
                     continue
                 except (RuntimeError, NotImplementedError, ValueError, TypeError) as exc:
                     if explicit:
                         raise InputError(f"{name} failed to run: {str(exc).splitlines()[0]}", "--backend") from None
-                    skipped.append((name, f"{type(exc).__name__}: {str(exc).splitlines()[0]}"))
+                    skipped.append((name, f"{type(exc).__name__}: {first_sentence(str(exc))}"))
                     names.remove(name)
                     per_backend.pop(name, None)
                     continue

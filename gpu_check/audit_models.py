@@ -146,10 +146,21 @@ def small_config(spec: ModelSpec):
     merged = {**base, **{k: v for k, v in fields.items() if hasattr(probe, k)}}
     if merged.get("head_dim") and merged.get("hidden_size"):
         merged["head_dim"] = merged["hidden_size"] // merged.get("num_attention_heads", 4)
+    if getattr(cls, "model_type", "") == "xlnet":  # no sequence length limit: the field refuses any value
+        merged.pop("max_position_embeddings", None)
     try:
         return cls(**merged)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, NotImplementedError) as exc:
         raise InputError(f"cannot build {cls.__name__} ({str(exc).splitlines()[0]})", spec.name) from None
+
+
+def first_sentence(text: str) -> str:
+    """The first line of ``text``, up to its first full stop (library messages run on).
+
+    >>> first_sentence("X does not support sdpa yet. Please request it.\\nmore")
+    'X does not support sdpa yet'
+    """
+    return text.strip().splitlines()[0].split(". ")[0] if text.strip() else text
 
 
 def is_encoder(config) -> bool:
@@ -209,7 +220,7 @@ def build_model(config, backend: str, seed: int, dtype: str = "auto"):
     try:
         model = transformers.AutoModel.from_config(copy.deepcopy(config), attn_implementation=backend)
     except (ValueError, ImportError) as exc:
-        raise InputError(f"{type(config).__name__} has no {backend} attention here ({str(exc).splitlines()[0]})",
+        raise InputError(f"{type(config).__name__} has no {backend} attention here ({first_sentence(str(exc))})",
                          "--backend") from None
     model.eval()
     for name in (("float64", "float32") if dtype == "auto" else (dtype,)):

@@ -1,0 +1,298 @@
+"""hasse audit: scenarios and intended masks (numpy), real transformers models (the hf extra), the CLI.
+
+The predictions are checked against a brute-force reference written here (an explicit
+loop over layers and pairs, no theory.reach); the measured flow of real models against
+hand-derived pairs; the planted bugs (a mask dropped in one layer, a window one key
+wider in one backend) must be caught with exactly the pairs they change.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from hasse.gpu_check.audit_scenarios import PAD, intended_masks, make_scenario, parse_lengths
+from hasse.theory.errors import InputError
+
+# ---------------------------------------------------------------- brute-force reference
+
+
+def reference_layer(docs, positions, kind, size, encoder=False):
+    """The intended mask of one layer, pair by pair (pads: only themselves)."""
+    n = len(docs)
+    m = np.zeros((n, n), dtype=bool)
+    for q in range(n):
+        for k in range(n):
+            if docs[q] == PAD:
+                m[q, k] = q == k
+                continue
+            ok = docs[k] == docs[q] and docs[k] != PAD and (encoder or k <= q)
+            if kind == "sliding":
+                ok = ok and q - size < k and (not encoder or k < q + size)
+            if kind == "chunked":
+                ok = ok and positions[q] // size == positions[k] // size
+            m[q, k] = ok
+    return m
+
+
+def reference_reach(masks):
+    """R(L)[q, k]: a path k -> … -> q that takes one hop (or stays) per layer, by explicit loops."""
+    n = masks[0].shape[0]
+    dep = np.eye(n, dtype=bool)
+    for m in masks:
+        step = m | np.eye(n, dtype=bool)
+        new = np.zeros_like(dep)
+        for q in range(n):
+            for j in range(n):
+                if step[q, j]:
+                    new[q] |= dep[j]
+        dep = new
+    return dep
+
+
+SCENARIO_CASES = [
+    ("plain", dict(n=9)), ("packed", dict(lengths=(3, 5, 4))), ("packed_mask", dict(lengths=(2, 2))),
+    ("left_pad", dict(n=9, pad=3)), ("right_pad", dict(n=9, pad=2)),
+]
+PATTERNS = [[("full", None)] * 2, [("sliding", 3), ("full", None)], [("sliding", 2)] * 3,
+            [("chunked", 4), ("chunked", 4), ("full", None)]]
+
+
+@pytest.mark.parametrize("name, kwargs", SCENARIO_CASES)
+@pytest.mark.parametrize("pattern", PATTERNS)
+@pytest.mark.parametrize("encoder", [False, True])
+def test_intended_masks_and_reach_match_the_brute_force_reference(name, kwargs, pattern, encoder):
+    from hasse.theory.reach import reach
+
+    s = make_scenario(name, kwargs.get("n"), lengths=kwargs.get("lengths"), pad=kwargs.get("pad"))
+    masks = intended_masks(s, pattern, bidirectional=encoder)
+    ref = [reference_layer(s.docs, s.positions, kind, size, encoder) for kind, size in pattern]
+    for got, want in zip(masks, ref):
+        assert np.array_equal(got, want)
+    for depth in range(1, len(pattern) + 1):
+        assert np.array_equal(reach(masks[:depth], depth), reference_reach(ref[:depth]))
+
+
+def test_scenarios_inputs_by_hand():
+    s = make_scenario("packed", lengths=(3, 2))
+    assert s.docs.tolist() == [0, 0, 0, 1, 1] and s.position_ids.tolist() == [0, 1, 2, 0, 1]
+    assert s.attention_mask is None
+    assert make_scenario("packed_mask", lengths=(3, 2)).attention_mask.tolist() == [1] * 5
+    s = make_scenario("right_pad", 5, pad=2)
+    assert s.docs.tolist() == [0, 0, 0, PAD, PAD] and s.attention_mask.tolist() == [1, 1, 1, 0, 0]
+    s = make_scenario("perm", 3)
+    assert s.perm_mask.tolist() == [[0, 1, 1], [0, 0, 1], [0, 0, 0]]
+    assert intended_masks(s, [("full", None)])[0].astype(int).tolist() == [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
+    m = np.array([[1, 0, 0], [1, 1, 0], [0, 1, 1]], bool)
+    assert np.array_equal(intended_masks(make_scenario("mask4d", mask=m), [("sliding", 1)])[0], np.eye(3, dtype=bool))
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda: make_scenario("bogus", 4), "unknown scenario"),
+    (lambda: make_scenario("packed", 5, lengths=(2, 2)), "differs from the sum"),
+    (lambda: make_scenario("left_pad", 4, pad=4), "--pad"),
+    (lambda: make_scenario("mask4d", mask=np.array([[1, 0], [0, 0]], bool)), "empty row"),
+    (lambda: make_scenario("mask4d"), "needs --mask"),
+    (lambda: parse_lengths("2+x"), "positive integer"),
+])
+def test_bad_scenarios_are_one_line_input_errors(call, needle):
+    with pytest.raises(InputError) as info:
+        call()
+    assert needle in str(info.value) and "\n" not in str(info.value)
+
+
+# ---------------------------------------------------------------- real models (the hf extra)
+
+
+@pytest.fixture(scope="module")
+def hf():
+    pytest.importorskip("torch")
+    return pytest.importorskip("transformers")
+
+
+def run_audit(model, scenario, backends=("eager",), seeds=1, layers=2, hook=None, use_cache=None, dtype="auto",
+              **spec):
+    from hasse.gpu_check.audit import Setup, audit
+    from hasse.gpu_check.audit_models import ModelSpec
+
+    return audit(Setup(ModelSpec(model, layers, **spec), scenario, seeds=seeds, hook=hook, use_cache=use_cache,
+                       dtype=dtype), list(backends) if backends else None)
+
+
+FAMILIES = ["llama", "mistral", "gemma2", "gemma3", "qwen2", "qwen3", "gpt_oss", "llama4", "bert", "xlnet"]
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_family_builds_and_audits_clean_in_the_plain_scenario(hf, family):
+    r = run_audit(family, make_scenario("plain", 8))
+    (b,) = r.backends
+    assert b.clean and b.method == "vjp", b.groups
+    assert b.dtype == ("float32" if family == "gpt_oss" else "float64")
+    assert r.versions["transformers"] == hf.__version__
+    n = 8
+    want = np.ones((n, n), bool) if family in ("bert", "xlnet") else np.tril(np.ones((n, n), bool))
+    if family in ("mistral", "gemma3", "gemma2"):  # window 4 in layer 1 (and 2 for mistral / gemma3)
+        win = np.tril(np.ones((n, n), bool)) & ~np.tril(np.ones((n, n), bool), -4)
+        want = reference_reach([win, win if family != "gemma2" else np.tril(np.ones((n, n), bool))])
+    if family == "llama4":  # chunks of 4 at both layers
+        pos = np.arange(n)
+        want = np.tril(np.ones((n, n), bool)) & (pos[:, None] // 4 == pos[None, :] // 4)
+    assert np.array_equal(b.measured[-1], want)
+
+
+def test_packed_without_a_mask_contaminates_documents_and_use_cache_false_isolates_them(hf):
+    s = make_scenario("packed", lengths=(2, 2))
+    r = run_audit("llama", s, backends=("eager", "sdpa"), seeds=2)
+    for b in r.backends:
+        assert set(b.unexpected) == {(2, 0), (2, 1), (3, 0), (3, 1)}  # doc 0 -> doc 1, by hand
+        (g,) = b.groups
+        assert (g.kind, g.source_doc, g.dest_doc, g.layer) == ("contamination", 0, 1, 1)
+    clean = run_audit("llama", s, backends=("eager", "sdpa"), use_cache=False)
+    assert all(b.clean for b in clean.backends)
+
+
+def test_window_contamination_is_grouped_by_first_layer(hf):
+    r = run_audit("mistral", make_scenario("packed", lengths=(4, 4)), window=4)
+    (b,) = r.backends
+    # layer 1: doc 1's queries see doc 0's keys less than 4 positions back; layer 2: less than 7 (two hops of 3)
+    one = {(q, k) for q in range(4, 8) for k in range(4) if q - k < 4}
+    two = {(q, k) for q in range(4, 8) for k in range(4) if q - k < 7} - one
+    groups = {g.layer: set(g.pairs) for g in b.groups}
+    assert groups == {1: one, 2: two}
+
+
+def test_padding(hf):
+    right = run_audit("llama", make_scenario("right_pad", 6, pad=2), backends=("eager", "sdpa"))
+    assert all(b.clean for b in right.backends)
+    left = run_audit("llama", make_scenario("left_pad", 6, pad=2), backends=("sdpa",))
+    assert left.backends[0].clean
+    # eager in float64: a fully masked pad row overflows to -inf (score + finfo(float64).min), its softmax is NaN
+    # and the backward spreads NaN to every input; in float32 the same rows stay finite.
+    nan = run_audit("llama", make_scenario("left_pad", 6, pad=2), backends=("eager",))
+    assert {g.kind for g in nan.backends[0].groups} == {"nan"}
+    f32 = run_audit("llama", make_scenario("left_pad", 6, pad=2), backends=("eager",), dtype="float32")
+    assert f32.backends[0].clean and f32.backends[0].dtype == "float32"
+
+
+def test_encoders_padding_and_xlnet_perm_mask(hf):
+    assert run_audit("bert", make_scenario("right_pad", 6, pad=2), backends=("eager", "sdpa")).backends[0].clean
+    assert run_audit("xlnet", make_scenario("left_pad", 6, pad=2)).backends[0].clean
+    r = run_audit("xlnet", make_scenario("perm", 6))
+    assert r.backends[0].clean and np.array_equal(r.backends[0].measured[-1], np.tril(np.ones((6, 6), bool)))
+
+
+def test_mask4d_boolean(hf):
+    m = np.tril(np.ones((6, 6), bool)) & ~np.tril(np.ones((6, 6), bool), -2)  # window 2
+    r = run_audit("llama", make_scenario("mask4d", mask=m), backends=("sdpa",))
+    assert r.backends[0].clean
+
+
+def test_a_mask_dropped_in_one_layer_is_caught(hf):
+    from hasse.gpu_check.audit import drop_mask_hook
+
+    s = make_scenario("plain", 6)
+    for layer in (0, 1):
+        r = run_audit("llama", s, hook=drop_mask_hook(layer))
+        (b,) = r.backends
+        future = {(q, k) for q in range(6) for k in range(6) if k > q}
+        assert set(b.unexpected) == future  # eager with no mask attends every key
+        assert {g.kind for g in b.groups} == {"future"} and min(g.layer for g in b.groups) == layer + 1
+    assert run_audit("llama", s).backends[0].clean  # the hook, not the model, made the difference
+
+
+def widen_window(backend_name: str, by: int = 1):
+    """A planted difference: ``backend_name``'s model reads a sliding window ``by`` keys wider."""
+
+    def hook(model, backend):
+        if backend == backend_name:
+            model.config.sliding_window += by
+
+    return hook
+
+
+@pytest.mark.parametrize("layers", [1, 2])
+def test_compare_reports_exactly_the_pairs_a_wider_window_adds(hf, layers):
+    from hasse.gpu_check.audit import compare_backends
+    from hasse.theory.reach import reach
+
+    n, w = 9, 3
+    s = make_scenario("plain", n)
+    same = compare_backends(run_audit("mistral", s, backends=("eager", "sdpa"), layers=layers, window=w))
+    assert [d.same for d in same] == [True]
+    r = run_audit("mistral", s, backends=("eager", "sdpa"), layers=layers, window=w, hook=widen_window("sdpa"))
+    (d,) = compare_backends(r)
+    win = lambda size: np.tril(np.ones((n, n), bool)) & ~np.tril(np.ones((n, n), bool), -size)  # noqa: E731
+    wider = reach([win(w + 1)] * layers, layers) & ~reach([win(w)] * layers, layers)
+    assert d.only_first == () and set(d.only_second) == set(map(tuple, np.argwhere(wider).tolist()))
+    assert {g.kind for g in r.backends[1].groups} == {"window"} and r.backends[0].clean
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", ["llama", "mistral", "gemma2", "gemma3", "qwen2", "qwen3", "llama4"])
+@pytest.mark.parametrize("scenario", ["packed", "left_pad", "right_pad"])
+def test_every_backend_on_packed_and_padded_inputs(hf, family, scenario):
+    """Every implementation that runs here (flex_attention by perturbation); padding and packing findings as known."""
+    s = make_scenario(scenario, 8, lengths=(4, 4) if scenario == "packed" else None, pad=2)
+    r = run_audit(family, s, backends=None)
+    assert {b.backend for b in r.backends} >= {"eager"}
+    for b in r.backends:
+        kinds = {g.kind for g in b.groups}
+        if scenario == "packed":
+            assert kinds == {"contamination"}, (b.backend, b.groups)  # no attention_mask: documents not isolated
+        elif scenario == "left_pad" and b.backend == "eager" and b.dtype == "float64":
+            assert kinds == {"nan"}
+        else:
+            assert b.clean, (b.backend, b.groups)
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def cli(capsys, *argv):
+    from hasse.cli import main
+
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_exit_codes(hf, capsys, tmp_path):
+    code, out, _ = cli(capsys, "audit", "llama", "--n", "5", "--seeds", "1", "--backend", "eager")
+    assert code == 0 and "PASS" in out and f"transformers {hf.__version__}" in out
+    code, out, _ = cli(capsys, "audit", "llama", "--scenario", "packed", "--lengths", "2+2", "--seeds", "1",
+                       "--backend", "sdpa", "--png", tmp_path / "a.png")
+    assert code == 1 and "contamination: doc 0 -> doc 1, first measured layer 1: 4 pair(s)" in out
+    assert (tmp_path / "a.png").stat().st_size > 0
+    code, out, _ = cli(capsys, "audit", "llama", "--n", "5", "--seeds", "1", "--compare", "eager,sdpa")
+    assert code == 0 and "the same dependencies" in out
+    code, out, _ = cli(capsys, "audit", "llama", "--n", "5", "--seeds", "1", "--backend", "eager",
+                       "--drop-mask-layer", "1", "--json")
+    data = json.loads(out)
+    assert code == 1 and not data["passed"] and data["backends"][0]["groups"][0]["kind"] == "future"
+    for argv in (["--scenario", "bogus"], ["--layers", "0"], ["--backend", "cuda_magic"], ["--compare", "eager"],
+                 ["--scenario", "perm"]):
+        code, _, err = cli(capsys, "audit", "llama", "--n", "4", *argv)
+        assert code == 2 and err.count("\n") == 1, argv
+    code, _, err = cli(capsys, "audit", "transformers:NoSuchConfig")
+    assert code == 2 and "NoSuchConfig" in err
+
+
+def test_user_config_by_class_and_by_file(hf, capsys, tmp_path):
+    code, out, _ = cli(capsys, "audit", "--config", "transformers:Qwen2Config", "--n", "5", "--seeds", "1",
+                       "--backend", "eager")
+    assert code == 0 and "Qwen2Config" in out
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "mistral", "sliding_window": 2, "hidden_size": 4096}))
+    code, out, _ = cli(capsys, "audit", str(path), "--n", "5", "--seeds", "1", "--backend", "eager", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["pattern"] == [{"kind": "sliding", "size": 2}] * 2
+
+
+def test_missing_hf_extra_is_one_line_and_exit_2(capsys, monkeypatch):
+    import hasse.gpu_check.audit_models as models
+
+    monkeypatch.setattr(models, "has_transformers", lambda: False)
+    code, out, err = cli(capsys, "audit", "llama")
+    assert code == 2 and out == "" and "pip install 'hasse-attention[hf]'" in err and err.count("\n") == 1
