@@ -34,7 +34,8 @@ error refuses it (exit 2). The report names the rows, the policy and the kernels
 replaces the task's mask by the stack's layers: the TASK gives the inputs, labels
 and isolate groups (its number of positions must be the stack's), and without TASK
 the stack is checked as next-token prediction (--n N sizes layer specs without n;
-a bare MASK is refused: the layers are the masks). The verdict is for a model of
+a bare MASK is refused: the layers are the masks). A model preset given as MASK
+(gemma3:n=64) means --stack that preset. The verdict is for a model of
 the stack's own depth (--layers L: L layers, the stack cycled), and the report says
 whether the repeated stack leaks in the limit. Each violation names the layer at
 which it first appears and a witness whose every hop names its layer.
@@ -60,6 +61,7 @@ examples:
   hasse leak bad_block_own_content:n=4,block=2 --png leak.png
   hasse leak xlnet_task.json --empty-rows attend-none    only for kernels that return zeros
   hasse leak --stack 'causal x3, bidirectional' --n 6   next-token through a stack: leaks at layer 4
+  hasse leak gemma3:n=64,scale=64                     a model preset as MASK means --stack that preset
   hasse leak packed:lengths=3+4,w=2 --stack 'sliding_window:w=3 x2'   isolation broken at layer 1
 
 exit status: 0 leak-free; 1 a leak or isolation violation; 2 bad input.
@@ -167,6 +169,20 @@ def _check_layers(layers: int | None) -> None:
         raise InputError(f"--layers must be >= 0, got {layers}")
 
 
+def _preset_as_stack(args, dest: str) -> None:
+    """A model preset given as TASK|MASK (``gemma3:n=64``) means ``--stack`` that preset, as in hasse analyze."""
+    from hasse.stack_report import is_preset
+
+    given = getattr(args, dest)
+    args.stack_input = None
+    if given is not None and is_preset(given):
+        if args.stack is not None:
+            raise InputError(f"a model preset is a stack: give it as MASK or as --stack, not both "
+                             f"(--stack {args.stack!r})", given)
+        args.stack, args.stack_input = given, given
+        setattr(args, dest, None)
+
+
 def _check_repeat(args) -> None:
     if args.repeat is not None and args.stack is None:
         raise InputError("--repeat repeats the layers of --stack: give --stack SPEC")
@@ -223,6 +239,7 @@ def load_task_arg(source: str) -> Task:
 
 def run_leak(args) -> int:
     _check_layers(args.layers)
+    _preset_as_stack(args, "task")
     _check_repeat(args)
     if args.stack is not None:
         return run_leak_stack(args)
@@ -363,6 +380,7 @@ def run_flow(args) -> int:
     from hasse.masks_in import apply_policy, key_only_line, load_heads, query_options
 
     _check_layers(args.layers)
+    _preset_as_stack(args, "mask")
     _check_repeat(args)
     if args.stack is not None:
         return run_flow_stack(args)
@@ -598,9 +616,10 @@ def stack_leak_report(task: Task, stack, flow, report: LeakReport, *, ascii: boo
     return "\n".join(lines)
 
 
-def stack_subject(args) -> tuple[Task, bool]:
-    """``(task, bare)`` of ``hasse leak [TASK] --stack SPEC``: the TASK, or next-token prediction over the stack."""
-    from hasse.theory.task_io import names_a_task, next_token_task
+def stack_subject(args) -> tuple[Task | None, bool]:
+    """``(task, bare)`` of ``hasse leak [TASK] --stack SPEC``: the TASK, or ``(None, True)`` for next-token
+    prediction through the stack (built by the caller once the stack's size is known)."""
+    from hasse.theory.task_io import names_a_task
 
     if args.task is not None:
         if not names_a_task(args.task):
@@ -635,7 +654,8 @@ def run_leak_stack(args) -> int:
         raise flagged(exc) from None
     in_limit = bool(report.leaks or report.isolation)
     if args.json or args.out:
-        data = {**json_header("leak", args.task, spec_of(args.task, "task") if args.task else None),
+        spec = spec_of(args.task, "task") if args.task else None
+        data = {**json_header("leak", args.task or args.stack_input, spec),
                 "objective": "next-token" if bare else "task", **leak_json(task, report),
                 "stack": stack_json(stack, flow), "leak_free_in_limit": not in_limit}
         if emit_json(args, data):
@@ -654,7 +674,8 @@ def run_flow_stack(args) -> int:
     from hasse.theory.task_io import task_to_dict
 
     if args.mask is not None:
-        raise InputError("with --stack the layers are the masks: leave MASK out", args.mask)
+        raise InputError("with --stack the layers are the masks: leave MASK out (or give a model preset as MASK)",
+                         args.mask)
     _refuse_for_stack(args, png="draws one mask: not with --stack (hasse analyze --stack draws the layers)",
                       batch="does not apply to --stack (a stack describes one sequence; check each batch row "
                             "on its own)",
@@ -674,7 +695,7 @@ def run_flow_stack(args) -> int:
         # `hasse leak FILE` finds the same flows in the limit and `hasse leak FILE --stack SPEC` the same depths
         union = NamedMask(read.union(), names, f"union of {stack.spec}")
         task = task_to_dict(flow_task(union, read.union(), sources, sinks))
-        data = {**json_header("flow", args.mask, None), **task, "positions": n, "layers": layers,
+        data = {**json_header("flow", args.mask or args.stack_input, None), **task, "positions": n, "layers": layers,
                 "from": sources, "to": sinks, "flow_free": not within, "flows": [f.to_json() for f in within],
                 "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
                 "empty_rows": found.to_json(), "key_only": key_only_json((), ""),

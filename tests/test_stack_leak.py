@@ -363,3 +363,20 @@ def test_flow_json_through_a_stack_is_a_task_file_with_the_same_flows(capsys, tm
     assert nearest == {x["position"]: x["depth"] for x in data["flows"]}
     assert {(x["position"], x["source"], tuple(x["hop_layers"])) for x in data["flows"]} <= \
         {(x["position"], x["source"], tuple(x["hop_layers"])) for x in layered["leaks"]}
+
+
+def test_a_model_preset_as_mask_means_stack(capsys):
+    """As in hasse analyze: gemma3 given as TASK|MASK (leak) or MASK (flow) is --stack gemma3."""
+    code, data = run_json(capsys, "leak", "gemma3:n=16,scale=256")
+    _, same = run_json(capsys, "leak", "--stack", "gemma3:n=16,scale=256")
+    assert data["stack"] == same["stack"] and data["leaks"] == same["leaks"]
+    assert data["input"] == "gemma3:n=16,scale=256"
+    assert data["stack"]["depth"] == 34 and code == 0  # sliding windows and global layers never look ahead
+    code, data = run_json(capsys, "flow", "gemma3:n=16,scale=256", "--from", 0, "--to", 15)
+    (item,) = data["flows"]
+    causal = np.tril(np.ones((16, 16), dtype=bool))
+    window = causal & ~np.tril(np.ones((16, 16), dtype=bool), -4)  # 1024/256 = 4 keys, Gemma 3's 5:1 pattern
+    masks = [window] * 5 + [causal]
+    assert code == 1 and item["depth"] == 5 and item["hop_layers"] == [1, 2, 3, 4, 5]  # 3 back per window layer
+    assert _arrivals(masks, 0, 34)[15] == 5
+    _check_witness(masks, item)
