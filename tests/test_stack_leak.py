@@ -380,3 +380,20 @@ def test_a_model_preset_as_mask_means_stack(capsys):
     assert code == 1 and item["depth"] == 5 and item["hop_layers"] == [1, 2, 3, 4, 5]  # 3 back per window layer
     assert _arrivals(masks, 0, 34)[15] == 5
     _check_witness(masks, item)
+
+
+def test_counterexample_isolation_through_a_stack_from_a_file_design(capsys, tmp_path):
+    """Two documents (first half, second half) under a 2-key window that ignores the boundary: n = 2 already
+    breaks isolation at layer 1; within 0 layers nothing can (each position holds only itself)."""
+    design = tmp_path / "docs.py"
+    design.write_text(
+        "def make(n):\n"
+        "    half = max(n // 2, 1)\n"
+        "    return {'tokens': n, 'inputs': [[f'x{i}', i] for i in range(n)], 'labels': [None] * n,\n"
+        "            'mask': f'causal:n={n}', 'isolate': [list(range(half)), list(range(half, n))] if n > 1 else []}\n")
+    code, data = run_json(capsys, "counterexample", f"{design}:make", "--stack", "sliding_window:w=2 x2", "--n", 5)
+    assert code == 1 and data["tokens"] == 2 and data["property"] == "isolation"
+    assert data["isolation"] == [{"position": 1, "source": 0, "path": [0, 1], "depth": 1, "hop_layers": [1]}]
+    code, data = run_json(capsys, "counterexample", f"{design}:make", "--stack", "causal x2", "--n", 5,
+                          "--layers", 0)
+    assert code == 0 and data["layers"] == 0
