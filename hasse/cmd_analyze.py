@@ -148,7 +148,7 @@ def run(args) -> int:
 
 def run_stack(args) -> int:
     """``hasse analyze --stack SPEC`` (or a preset as MASK): the stack's flow, receptive field and limit order."""
-    from hasse.masks_in import load_stack
+    from hasse.masks_in import flagged, load_stack
     from hasse.stack_report import stack_json
     from hasse.theory.stack import propagate
     from hasse.theory.stack_leak import apply_stack_policy
@@ -166,7 +166,10 @@ def run_stack(args) -> int:
     stack = load_stack(text, args.n, args.repeat, heads=args.heads, trust_code=args.trust_code,
                        convention=args.convention)
     policy = "error" if args.strict else args.empty_rows
-    stack, empty = apply_stack_policy(stack, policy)
+    try:
+        stack, empty = apply_stack_policy(stack, policy)
+    except InputError as exc:
+        raise flagged(exc) from None
     if empty and policy == "attend-none":
         warn(f"{stack.spec}: {len(empty)} position(s) with an empty row in some layer (attending no key, not "
              f"even themselves): {_rows(empty)}; analysed as given (attend-none), but additive-mask kernels "

@@ -262,3 +262,20 @@ def test_bad_stacks_exit_2_with_one_line(capsys, argv, message):
 def test_single_mask_analyze_unchanged(capsys):
     data = analyze_json(capsys, "causal:n=4")
     assert "stack" not in data and data["convergence_depth"] == 1
+
+
+def test_empty_rows_read_per_layer(capsys, tmp_path):
+    # layer 1: row 0 = {0}, row 1 empty, row 2 = {0, 1, 2}; layer 2: causal
+    path = tmp_path / "e.txt"
+    path.write_text("1 0 0\n0 0 0\n1 1 1\n")
+    spec = f"{path}, causal"
+    code, out, err = run(capsys, "analyze", "--stack", spec, "--n", 3, "--json")
+    assert code == 0 and "1 position(s) with an empty row in some layer" in err
+    data = json.loads(out)
+    # as given: 1 attends nothing in layer 1, sees 0 through the causal layer 2
+    assert data["stack"]["receptive_field"] == [0, 2, 1] and data["empty_rows"]["rows"] == [1]
+    # attend-all: row 1 of layer 1 attends every key, so 1 sees 0 and 2 after one layer
+    data = analyze_json(capsys, "--stack", spec, "--n", 3, "--empty-rows", "attend-all")
+    assert data["stack"]["receptive_field"] == [0, 1, 1]
+    code, out, err = run(capsys, "analyze", "--stack", spec, "--n", 3, "--strict")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "--empty-rows attend-all" in err
