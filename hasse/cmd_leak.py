@@ -649,7 +649,7 @@ def run_leak_stack(args) -> int:
     from hasse.masks_in import flagged
 
     try:
-        report = find_stack_leaks(task, read, layers, empty_rows=args.empty_rows, flow=flow)
+        report = find_stack_leaks(task, stack, layers, empty_rows=args.empty_rows, flow=flow)  # rows named
     except InputError as exc:
         raise flagged(exc) from None
     in_limit = bool(report.leaks or report.isolation)

@@ -397,3 +397,18 @@ def test_counterexample_isolation_through_a_stack_from_a_file_design(capsys, tmp
     code, data = run_json(capsys, "counterexample", f"{design}:make", "--stack", "causal x2", "--n", 5,
                           "--layers", 0)
     assert code == 0 and data["layers"] == 0
+
+
+@pytest.mark.parametrize("policy, code, leaks", [("attend-all", 1, [(0, [1, 0], [1]), (1, [2, 0, 1], [1, 2])]),
+                                                 ("attend-none", 0, [])])
+def test_empty_rows_of_a_layer_are_read_by_the_policy_and_named(capsys, tmp_path, policy, code, leaks):
+    """Layer 1: causal with query 0 attending nothing. Read as attending every key, 0 sees 1 and 2 at layer 1
+    (and 1 sees 2 through 0 at layer 2); read as attending nothing, next-token prediction is clean."""
+    mask = np.tril(np.ones((3, 3), dtype=bool))
+    mask[0, 0] = False
+    np.save(tmp_path / "empty.npy", mask)
+    got, data = run_json(capsys, "leak", "--stack", f"{tmp_path / 'empty.npy'}, causal", "--empty-rows", policy)
+    assert got == code and data["empty_rows"]["rows"] == [0] and data["empty_rows"]["policy"] == policy
+    assert [(x["position"], x["path"], x["hop_layers"]) for x in data["leaks"]] == leaks
+    got, out, err = run(capsys, "leak", "--stack", f"{tmp_path / 'empty.npy'}, causal", "--empty-rows", "error")
+    assert got == 2 and "empty row" in err and len(err.strip().splitlines()) == 1
