@@ -11,7 +11,9 @@ The only package that imports torch, and only in its modules, not here, so that
                   perturbations) against R(L): unexpected, missing, cancelled;
 - ``embedding``   a task's inputs as symbol + position embeddings;
 - ``leak_gradients``  per supervised position, gradients w.r.t. inputs holding its target;
-- ``check``       the pipeline behind ``hasse gpu-check``;
+- ``check``       the pipeline behind ``hasse gpu-check`` (one mask, a task, or a stack);
+- ``stack_check`` a stack of different masks per layer: block i runs layer i, vs the stack's R(L);
+- ``recurrence``  a recurrent layer run for real: a gated linear recurrence by a scan, exact resets;
 - ``compare``     every backend beside the reference on values and gradients;
 - ``train_demo``  clean vs leaky training on i.i.d. tokens, beside ln V;
 - ``run_gpu``     the prepared device run (``python -m hasse.gpu_check.run_gpu OUT.json``);

@@ -42,6 +42,15 @@ supervised position, the gradient with respect to every input holding its target
 is reported: a leak-free design shows exact zeros; a leaky one shows nonzeros
 exactly where `hasse leak TASK --layers L` names a leak.
 
+--stack SPEC (a mask per layer, e.g. "sliding_window:w=4 x5, causal"; or a preset
+such as gemma3:n=64,scale=64 given as MASK) builds a model whose block i runs layer i
+of the stack and compares it with the stack's R(L) = A_L ... A_1; L defaults to the
+stack's depth, and past it the layers cycle. A recurrent layer (recurrent[:chunk=C])
+runs as a real gated linear recurrence computed by a scan, its state reset where the
+pattern says, whatever the backend, so the gradients test the dependency pattern the
+theory assumes for it. With --stack, MASK is left out (give --n when the layers have
+no size) or is a TASK whose inputs and labels run through the stack.
+
 --train-demo trains a tiny model on i.i.d. random tokens with the clean design and
 with its leaky twin: the clean loss cannot go below ln V, the leaky one falls to 0.
 """
@@ -72,7 +81,8 @@ A kernel that gives NaN fails the check (exit 1).
 
 precision: float64 on the CPU, float32 on CUDA; CPU runs use one thread.
 Default L: the mask's convergence depth L* (so R(L) is the limit), at least 1 and
-at most 6.
+at most 6; with --stack, the stack's depth. An attention layer of a stack with an
+empty row is refused (check that layer alone).
 
 examples:
   hasse gpu-check butterfly:n=6                        clean: exact zeros, exit 0
@@ -80,6 +90,9 @@ examples:
   hasse gpu-check sliding_window:n=32,w=4 --layers 2 --backend sdpa
   hasse gpu-check causal:n=64 --backend flex --device cuda
   hasse gpu-check butterfly:n=8 --train-demo --png losses.png
+  hasse gpu-check --stack "sliding_window:w=2 x2, causal, recurrent:chunk=4" --n 12
+  hasse gpu-check gemma3:n=24,scale=256 --layers 8 --backend sdpa
+  hasse gpu-check butterfly:n=3 --stack "causal x2"      the task through a stack: leaks, exit 1
 
 exit status: 0 pattern equals R(L) and no leak gradient; 1 unexpected or missing
 dependencies, or a nonzero leak/isolation gradient (--train-demo: the curves do not
