@@ -85,7 +85,8 @@ def register(sub) -> None:
     p.add_argument("--n", type=int, metavar="N", help="search every size up to N (default 8)")
     p.add_argument("--max-n", type=int, default=None, help=argparse.SUPPRESS)  # the old name of --n (deprecated)
     p.add_argument("--layers", type=int, metavar="L",
-                   help="a counterexample must leak within L layers (default: at any depth)")
+                   help="a counterexample must leak within L layers (default: at any depth; with --stack, the "
+                        "stack's depth)")
     p.add_argument("--json", action="store_true",
                    help="print one JSON object and nothing else (a task file when one is found)")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")

@@ -641,7 +641,7 @@ def run_leak_stack(args) -> int:
                       queries="does not apply to --stack (every layer is square)",
                       kv_len="does not apply to --stack (every layer is square)")
     task, bare = stack_subject(args)
-    stack, read, _, flow = _stack_of(args, task.size if task is not None else args.n)
+    stack, _, _, flow = _stack_of(args, task.size if task is not None else args.n)
     if task is None:
         names = tuple(str(i) for i in range(stack.n))
         task = next_token_task(NamedMask(stack.union(), names, stack.spec))
