@@ -512,6 +512,7 @@ def flow_task_json(named, layer, sources: list[int], sinks: list[int]) -> dict:
 NEXT_TOKEN_STACK = ("checked as next-token prediction through the stack (position q predicts x_{q+1}); give a TASK "
                     "for other objectives")
 
+
 def _refuse_for_stack(args, **flags) -> None:
     """One line for each option that has no meaning with ``--stack`` (``flags``: dest -> why)."""
     for dest, why in flags.items():
@@ -535,7 +536,7 @@ def _stack_of(args, n: int | None):
             raise
         raise InputError(f"{exc} (--stack is built at the task's {n} positions)") from None
     if n is not None and stack.n != n:
-        raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the task has {n}")
+        raise InputError(f"--stack {args.stack!r} has {stack.n} positions, not the {n} asked for")
     try:
         read, rows = apply_stack_policy(stack, args.empty_rows)
     except InputError as exc:
