@@ -27,8 +27,9 @@ import torch
 
 from hasse.gpu_check.backends import backend_info, make_attention
 from hasse.gpu_check.config import StackConfig
-from hasse.gpu_check.dependency import DependencyReport, check_no_empty_rows, observe_dependencies
+from hasse.gpu_check.dependency import DependencyReport, EmptyRowsError, observe_dependencies
 from hasse.gpu_check.recurrence import make_recurrence
+from hasse.theory.empty_rows import empty_rows
 from hasse.theory.errors import InputError
 from hasse.theory.stack import LayerStack, StackLayer, propagate
 
@@ -54,11 +55,19 @@ def layer_attentions(stack: LayerStack, layers: int, backend: str, device: str =
         key = (id(layer.mask), layer.kind)
         if key not in built:
             where = f"layer {i + 1} ({layer.spec})"
-            if layer.kind == "attention":
-                check_no_empty_rows(layer.mask, where)
+            rows = empty_rows(layer.mask) if layer.kind == "attention" else []
+            if rows:
+                raise EmptyRowsError(f"{len(rows)} empty row(s) (queries attending no key: {_shown(rows)}); kernels "
+                                     "disagree there, so a stack's attention layers must have none (check this "
+                                     "layer alone with hasse gpu-check MASK, which reads its empty rows)", where)
             built[key] = layer_attention(layer, backend, device, invert_mha=invert_mha, source=where)
         out.append(built[key])
     return out
+
+
+def _shown(rows) -> str:
+    """The first ten rows, then an ellipsis."""
+    return ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
 
 
 def stack_reach(stack: LayerStack, layers: int) -> np.ndarray:

@@ -290,7 +290,9 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
     ``‖∂out_q / ∂x_k‖ ≠ 0`` for some seed; the check agrees iff that pattern is
     exactly ``R(L)`` (zeros wherever theory says no path). ``subject`` is a mask
     (any form :func:`load_mask` takes) or a task (a Task, or a spec/file naming
-    one), in which case leak gradients are measured too. Needs the ``torch`` extra.
+    one), in which case leak gradients are measured too, or a
+    :class:`~hasse.theory.stack.LayerStack` (block ``i`` runs layer ``i``; ``layers``
+    defaults to its depth; compared with the stack's ``R(L)``). Needs the ``torch`` extra.
 
     Returns
     -------
@@ -298,8 +300,11 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
 
     Cost: one batched vector–Jacobian product per seed; seconds at ``n = 256`` on CPU.
     """
-    from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+    from hasse.gpu_check.check import mask_to_gpu_check, stack_to_gpu_check, task_to_gpu_check
+    from hasse.theory.stack import LayerStack
 
+    if isinstance(subject, LayerStack):
+        return stack_to_gpu_check(subject, layers, backend, device, seeds=seeds)
     if isinstance(subject, Task):
         return task_to_gpu_check(subject, layers, backend, device, seeds=seeds)
     return mask_to_gpu_check(load_mask(subject).matrix, layers, backend, device, seeds=seeds)

@@ -230,6 +230,23 @@ def test_cli_bad_stack_input_exit_2(capsys, argv, message):
     assert message in err and len(err.strip().splitlines()) == 1
 
 
+def test_cli_stack_layer_with_an_empty_row_exit_2(capsys, tmp_path):
+    mask = causal(6)
+    mask[2] = False
+    np.save(tmp_path / "empty_row.npy", mask)
+    code, _, err = cli(capsys, "--stack", f"causal, {tmp_path / 'empty_row.npy'}", "--n", 6)
+    assert code == 2 and "layer 2" in err and "empty row" in err and len(err.strip().splitlines()) == 1
+
+
+def test_public_api_takes_a_stack():
+    from hasse.api import check_gradients
+
+    stack = build_stack(LOCAL, n=N)
+    result = check_gradients(stack, seeds=1)
+    assert result.passed and result.stack is stack
+    assert np.array_equal(result.report.observed, reach_reference(masks_of(stack), stack.depth))
+
+
 def stack_json_cases():
     return [
         ["--stack", MIXED, "--n", N, "--seeds", 1],
