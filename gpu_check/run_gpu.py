@@ -16,6 +16,11 @@ than its depth) it records
 - ``naive_baseline``: one backward per output position (``observe_vjp(batched="loop")``),
   timed on a sample of positions and extrapolated, beside the kit's time.
 
+A subject ``stack:SPEC`` (``--subject``, e.g. ``stack:sliding_window:w=64 x2, causal,
+recurrent:chunk=1024``, layers without ``n`` get ``--n``) is checked at the stack's
+depth with block i running layer i (:func:`gpu_check.check.stack_to_gpu_check`); it
+has no backend comparison (``compare_backends`` takes one mask at every layer).
+
 The JSON file is rewritten after every step, so a run cut short still leaves what
 it measured (``finished: false``). Exit status 0 when every backend agrees with
 the reference and every pattern equals ``R(L)`` (leak gradients of the leaky twin
@@ -39,13 +44,14 @@ import numpy as np
 import torch
 
 from hasse.gpu_check.backends import BACKENDS, backend_info, device_kind, make_attention
-from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+from hasse.gpu_check.check import mask_to_gpu_check, stack_to_gpu_check, task_to_gpu_check
 from hasse.gpu_check.compare import compare_backends
 from hasse.gpu_check.config import StackConfig, dtype_for, resolve_device, torch_threads
 from hasse.gpu_check.dependency import default_batching, default_chunk, observe_vjp, random_input
 from hasse.gpu_check.model import build_stack
 from hasse.theory.catalog import build_mask, build_task
 from hasse.theory.errors import InputError
+from hasse.theory.stack_spec import build_stack as build_layer_stack
 
 DEFAULT_BACKENDS = ("manual", "sdpa", "flex", "flex_compiled", "mha")
 NAIVE_SAMPLE = 128  # output positions the naive baseline times before extrapolating
@@ -135,7 +141,9 @@ def parse_args(argv):
     p.add_argument("--backends", default=",".join(DEFAULT_BACKENDS),
                    help=f"comma-separated, from {', '.join(BACKENDS)} (default: all)")
     p.add_argument("--subject", action="append", metavar="KIND:SPEC",
-                   help="task:SPEC or mask:SPEC, repeatable (default: Butterfly, its leaky twin, a sliding window)")
+                   help="task:SPEC, mask:SPEC or stack:SPEC (layers without n get --n; checked at the stack's "
+                        "depth, no backend comparison), repeatable (default: Butterfly, its leaky twin, a sliding "
+                        "window)")
     p.add_argument("--naive-sample", type=int, default=NAIVE_SAMPLE,
                    help="output positions the naive baseline times (0: skip it)")
     return p.parse_args(argv)
@@ -152,8 +160,8 @@ def main(argv=None) -> int:
         subjects = default_subjects(args.n)
         if args.subject:
             subjects = [tuple(s.split(":", 1)) for s in args.subject]
-            if any(kind not in ("task", "mask") or not spec for kind, spec in subjects):
-                raise InputError("--subject must be task:SPEC or mask:SPEC")
+            if any(kind not in ("task", "mask", "stack") or not spec for kind, spec in subjects):
+                raise InputError("--subject must be task:SPEC, mask:SPEC or stack:SPEC")
     except InputError as exc:
         print(f"run_gpu: error: {exc}", file=sys.stderr)
         return 2
@@ -182,15 +190,18 @@ def main(argv=None) -> int:
     with torch_threads(1 if device == "cpu" else None):
         for kind, spec in subjects:
             task = build_task(spec) if kind == "task" else None
-            mask = task.mask if task is not None else build_mask(spec).matrix
+            stack = build_layer_stack(spec, n=args.n) if kind == "stack" else None
+            mask = task.mask if task is not None else stack.union() if stack is not None else build_mask(spec).matrix
             t = mask.shape[0]
             entry = {"subject": spec, "kind": kind, "positions": t, "agreement": [], "dependency": []}
             record["subjects"].append(entry)
             progress(f"{spec}: {t} positions, comparing backends with the reference")
             runnable = [b for b in backends if BACKENDS[b].runs_on(device)]
-            fits, why = reference_fits(t, device, config.heads, args.layers)
+            fits, why = reference_fits(t, device, config.heads, args.layers if stack is None else stack.depth)
             try:
-                if not fits:
+                if stack is not None:
+                    entry["agreement_skipped"] = "a stack: compare_backends takes one mask at every layer"
+                elif not fits:
                     raise MemoryError(f"the reference does not fit: {why}")
                 for a in compare_backends(mask, [b for b in runnable if b != "manual"], device, layers=args.layers,
                                           config=config):
@@ -213,14 +224,16 @@ def main(argv=None) -> int:
                     continue
                 progress(f"{spec}: dependency pattern with {b}")
                 try:
-                    if task is not None:
+                    if stack is not None:
+                        result = stack_to_gpu_check(stack, None, b, device, seeds=args.seeds, config=config)
+                    elif task is not None:
                         result = task_to_gpu_check(task, args.layers, b, device, seeds=args.seeds, config=config)
                     else:
                         result = mask_to_gpu_check(mask, args.layers, b, device, seeds=args.seeds, subject=spec,
                                                    config=config)
                     e = _dependency_entry(result, b)
                     ok &= result.report.agrees and (task is None or result.gradients_match_theory)
-                    if b == "sdpa" and first_sdpa is None:
+                    if b == "sdpa" and first_sdpa is None and stack is None:
                         first_sdpa = (mask, result.report.seconds)
                 except Exception as exc:  # noqa: BLE001
                     e = {"backend": b, "error": _error(exc)}

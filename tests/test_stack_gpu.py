@@ -9,6 +9,7 @@
   state reset, the layers run in reverse order;
 - a TASK run through a stack: leak gradients where theory.stack_leak finds leaks;
 - the command line: exit codes 0 / 1 / 2 and the JSON against docs/schema.json;
+- the prepared device run (gpu_check.run_gpu) with a stack subject, on the CPU;
 - CUDA: the mixed stack on the GPU's backends (skipped without a device).
 """
 
@@ -272,6 +273,20 @@ def test_cli_json_matches_schema(capsys, argv):
 def test_cli_json_without_stack_has_no_stack_field(capsys):
     code, out, _ = cli(capsys, "causal:n=4", "--layers", 1, "--seeds", 1, "--json")
     assert code == 0 and "stack" not in json.loads(out)
+
+
+def test_prepared_device_run_takes_a_stack_subject(tmp_path):
+    from hasse.gpu_check import run_gpu
+
+    out = tmp_path / "run.json"
+    code = run_gpu.main([str(out), "--n", str(N), "--device", "cpu", "--naive-sample", "0", "--backends", "manual,flex",
+                         "--subject", f"stack:{LOCAL}"])
+    data = json.loads(out.read_text())
+    assert code == 0 and data["all_agree"] and data["finished"]
+    (entry,) = data["subjects"]
+    assert entry["kind"] == "stack" and entry["agreement_skipped"]
+    assert [(d["backend"], d["layers"], d["agrees"]) for d in entry["dependency"]] == [("manual", 3, True),
+                                                                                       ("flex", 3, True)]
 
 
 # --------------------------------------------------------------------------- CUDA
