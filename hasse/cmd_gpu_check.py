@@ -218,9 +218,10 @@ def _run_on(args, device: str) -> int:
     return _emit(args, result, subject, names, spec)
 
 
-def _emit(args, result, subject: str, names, spec) -> int:
-    if (args.json or args.out) and emit_json(args, {**json_header("gpu-check", args.subject, spec), "mode": "check",
-                                                     **gpu_check_json(result, subject)}):
+def _emit(args, result, subject: str, names, spec, given=None) -> int:
+    """Print the report or emit the JSON; ``given`` is the header's input (default: MASK|TASK as given)."""
+    head = json_header("gpu-check", args.subject if given is None else given, spec)
+    if (args.json or args.out) and emit_json(args, {**head, "mode": "check", **gpu_check_json(result, subject)}):
         pass
     else:
         print(gpu_check_report(result, subject, names))
@@ -276,8 +277,9 @@ def _run_stack(args, device: str) -> int:
     result = stack_to_gpu_check(stack, layers, args.backend, device, task=task, seeds=args.seeds,
                                 subject=(task.name or args.subject) if task is not None else stack.spec)
     names = task.names if task is not None else [str(i) for i in range(stack.n)]
-    spec = stack.spec if args.stack is None else spec_of(args.subject, "task") if task is not None else None
-    return _emit(args, result, result.subject, names, spec)
+    if task is not None:  # the header names the TASK; the stack is in the "stack" field
+        return _emit(args, result, result.subject, names, spec_of(args.subject, "task"))
+    return _emit(args, result, result.subject, names, stack.spec, given=text)  # as analyze: the stack as given
 
 
 def _number(x: float):

@@ -268,6 +268,10 @@ def test_cli_json_matches_schema(capsys, argv):
     assert code == (0 if data["passed"] else 1), err
     assert data["stack"]["depth"] >= 1 and data["stack"]["spec"]
     assert data["kind"] == ("task" if argv[0] == "butterfly:n=3" else "stack")
+    if data["kind"] == "stack":  # the header as analyze writes it: the stack as given, its canonical spec
+        assert data["input"] in (argv[0], argv[1]) and data["spec"] == data["stack"]["spec"]
+    else:
+        assert (data["input"], data["spec"]) == ("butterfly:n=3", "butterfly:n=3")
 
 
 def test_cli_json_without_stack_has_no_stack_field(capsys):
