@@ -62,7 +62,8 @@ class BackendAudit:
     dtype: str
     method: str  # vjp or perturbation
     predicted: np.ndarray  # (L, n, n) bool: R(l) for l = 1..L
-    norms: np.ndarray  # (S, L, n, n): measured per seed and layer (padding rows 0)
+    norms: np.ndarray  # (S, L, n, n): measured per seed and layer (padding rows 0); layers before L are
+    # measured only when some backend has a finding or two backends differ (else 0 there)
     unexpected: tuple[Pair, ...]
     missing: tuple[Pair, ...]
     cancelled: int
@@ -129,10 +130,11 @@ def layer_outputs(model, scenario: Scenario, use_cache: bool | None = None):
     return run
 
 
-def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> np.ndarray:
+def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32, final_only: bool = False) -> np.ndarray:
     """(L, n, n) ``‖u_qᵀ ∂h^l_q/∂x_k‖`` for the output rows ``rows``: probes ride in the batch (other rows 0).
 
-    One forward of ``b`` copies of ``x`` and one backward per layer give ``b`` rows of every layer.
+    One forward of ``b`` copies of ``x`` and one backward per layer give ``b`` rows of every layer
+    (``final_only``: of the last layer only; the others stay 0).
     """
     _, n, c = x.shape
     probes = random_probes(n, c, seed, x)  # (n, C)
@@ -147,8 +149,9 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> np
             norms = torch.zeros(len(outs), n, n, dtype=torch.float64)
         cot = torch.zeros(b, n, c, dtype=x.dtype)  # (b, n, C): copy i carries u_q at q = part[i]
         cot[torch.arange(b), part] = probes[part]
-        for layer, out in enumerate(outs):
-            (grad,) = torch.autograd.grad(out, copies, cot, retain_graph=layer < len(outs) - 1)  # (b, n, C)
+        wanted = [len(outs) - 1] if final_only else range(len(outs))
+        for layer in wanted:
+            (grad,) = torch.autograd.grad(outs[layer], copies, cot, retain_graph=layer < len(outs) - 1)  # (b, n, C)
             norms[layer, part] = grad.norm(dim=-1).double()  # (b, n): row q_i, every k
     return norms.numpy()
 
@@ -280,28 +283,17 @@ def _models(config, setup: Setup, backend: str, seed: int, reference=None):
     return model, dtype
 
 
-def audit(setup: Setup, backends=None) -> Audit:
-    """Audit ``setup`` on ``backends`` (default: every one that builds and runs here; others are ``skipped``).
+def _measure(config, setup: Setup, names: list, explicit: bool, skipped: list, *, final_only: bool):
+    """Per backend: the list over seeds of (L, n, n) norms, the dtype and the seconds spent measuring.
 
-    Seed ``s`` draws the weights (shared by every backend: each backend's model gets
-    the first one's ``state_dict``), the input embeddings and the probes.
+    ``final_only`` measures the last layer only by VJP (the earlier ones stay 0); a
+    backend that does not build or run is removed from ``names`` and added to
+    ``skipped`` (or, when the user named it, raised as InputError).
     """
-    config = small_config(setup.spec)
     scenario = setup.scenario
-    encoder = is_encoder(config)
-    pattern = layer_pattern(config)
-    if setup.seeds < 1:
-        raise InputError(f"--seeds must be >= 1, got {setup.seeds}", "--seeds")
-    if scenario.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
-        raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
-    masks = intended_masks(scenario, pattern, bidirectional=encoder)
-    predicted = np.stack([reach(masks[:l], l) for l in range(1, len(masks) + 1)])  # (L, n, n)
-    explicit = backends is not None
-    names = list(backends) if explicit else list(BACKENDS)
     rows = np.flatnonzero(scenario.real)
     per_backend: dict[str, list] = {}
     dtypes: dict[str, str] = {}
-    skipped: list[tuple[str, str]] = []
     times: dict[str, float] = {}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -316,7 +308,7 @@ def audit(setup: Setup, backends=None) -> Audit:
                     run = layer_outputs(model, scenario, setup.use_cache)
                     start = time.perf_counter()
                     if has_backward(name):
-                        norms = measure_vjp(run, x, rows, seed=s, chunk=setup.chunk)
+                        norms = measure_vjp(run, x, rows, seed=s, chunk=setup.chunk, final_only=final_only)
                     else:
                         norms = measure_perturbation(run, x, rows, seed=s, chunk=setup.chunk)
                     times[name] = times.get(name, 0.0) + time.perf_counter() - start
@@ -335,6 +327,36 @@ def audit(setup: Setup, backends=None) -> Audit:
                     continue
                 per_backend.setdefault(name, []).append(norms)
                 dtypes[name] = dtype
+    return per_backend, dtypes, times
+
+
+def audit(setup: Setup, backends=None) -> Audit:
+    """Audit ``setup`` on ``backends`` (default: every one that builds and runs here; others are ``skipped``).
+
+    Seed ``s`` draws the weights (shared by every backend: each backend's model gets
+    the first one's ``state_dict``), the input embeddings and the probes.
+    """
+    config = small_config(setup.spec)
+    scenario = setup.scenario
+    encoder = is_encoder(config)
+    pattern = layer_pattern(config)
+    if setup.seeds < 1:
+        raise InputError(f"--seeds must be >= 1, got {setup.seeds}", "--seeds")
+    if scenario.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
+        raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
+    masks = intended_masks(scenario, pattern, bidirectional=encoder)
+    predicted = np.stack([reach(masks[:l], l) for l in range(1, len(masks) + 1)])  # (L, n, n)
+    explicit = backends is not None
+    names = list(backends) if explicit else list(BACKENDS)
+    skipped: list[tuple[str, str]] = []
+    per_backend, dtypes, times = _measure(config, setup, names, explicit, skipped, final_only=True)
+    final = {name: (np.stack(v)[:, -1] != 0).any(axis=0) & scenario.real[:, None] for name, v in per_backend.items()}
+    findings = any((m & ~predicted[-1]).any() or (predicted[-1] & scenario.real[:, None] & ~m).any()
+                   for m in final.values())
+    differ = len({m.tobytes() for m in final.values()}) > 1
+    if (findings or differ) and len(pattern) > 1:  # the layer at which each finding first appears
+        per_backend, dtypes, more = _measure(config, setup, names, explicit, skipped, final_only=False)
+        times = {name: times[name] + more[name] for name in names}
     results = []
     for name in names:
         norms = np.stack(per_backend[name])  # (S, L, n, n)
