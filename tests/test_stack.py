@@ -307,3 +307,43 @@ def test_repeat_expands_the_whole_list():
     with pytest.raises(InputError, match="repeat"):
         build_stack("causal", n=4, repeat=0)
     assert build_stack("gemma3:n=8,layers=6", repeat=2).depth == 12
+
+
+# --------------------------------------------------------------------------- stack files
+
+
+def test_a_json_stack_file_gives_the_same_stack_as_the_text(tmp_path):
+    np.save(tmp_path / "tri.npy", np.tril(np.ones((5, 5), dtype=bool)))
+    (tmp_path / "stack.json").write_text(
+        '{"layers": ["sliding_window:w=2 x2", {"mask": "causal", "count": 2}], "repeat": 2, "n": 5}')
+    from_file = build_stack(str(tmp_path / "stack.json"))
+    from_text = build_stack("sliding_window:w=2 x2, causal x2", n=5, repeat=2)
+    assert [layer.spec for layer in from_file.layers] == [layer.spec for layer in from_text.layers]
+    assert np.array_equal(propagate(from_file).first, propagate(from_text).first)
+
+
+def test_a_stack_file_reads_mask_files_beside_it(tmp_path):
+    from hasse.masks_in import load_stack
+
+    np.save(tmp_path / "tri.npy", np.tril(np.ones((4, 4), dtype=bool)))
+    (tmp_path / "stack.json").write_text('{"layers": [{"mask": "tri.npy", "count": 3}]}')
+    stack = load_stack(str(tmp_path / "stack.json"))
+    assert stack.depth == 3 and stack.n == 4 and stack.layers[0].mask.sum() == 10
+
+
+@pytest.mark.parametrize("body, message", [
+    ('{"layers": []}', "at least one layer"),
+    ('{"layers": ["causal"], "depth": 3}', "unknown field"),
+    ('{"layers": [{"mask": "causal", "count": 0}]}', "count must be a positive integer"),
+    ('{"layers": [3]}', "must be a string"),
+    ('{"layers": ["causal"], "n": 0}', "n must be a positive integer"),
+    ('{"layers": ["causal"',  "line 1"),
+])
+def test_bad_stack_files_are_refused_in_one_line(tmp_path, body, message):
+    path = tmp_path / "bad.json"
+    path.write_text(body)
+    with pytest.raises(InputError, match=message) as caught:
+        build_stack(str(path), n=4)
+    assert "\n" not in str(caught.value) and "bad.json" in str(caught.value)
+    with pytest.raises(InputError, match="no such stack file"):
+        build_stack(str(tmp_path / "missing.json"), n=4)

@@ -86,9 +86,18 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
         return preset if repeat == 1 else LayerStack(preset.layers * repeat, f"{preset.spec} (repeat {repeat})",
                                                       preset.note)
     load = load or load_catalogue_layer
+    if isinstance(text, str) and text.strip().endswith(".json") and ":" not in text:
+        items, file_repeat, file_n = read_stack_file(text.strip())
+        repeat *= file_repeat
+        if file_n is not None:
+            if n is not None and n != file_n:
+                raise InputError(f"the stack file says n = {file_n}, the command n = {n}", text)
+            n = file_n
+    else:
+        items = split_stack(text)
     layers: list[StackLayer] = []
     cache: dict[str, StackLayer] = {}
-    for spec, count in split_stack(text):
+    for spec, count in items:
         if spec not in cache:
             mask, canonical, kind = load(spec, n)
             mask = np.ascontiguousarray(mask, dtype=bool)
@@ -96,11 +105,56 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
                 n = mask.shape[0]
             cache[spec] = StackLayer(mask, canonical, kind)
         layers.extend([cache[spec]] * count)
-    canonical = ", ".join(f"{cache[s].spec} x{c}" if c > 1 else cache[s].spec for s, c in split_stack(text))
+    canonical = ", ".join(f"{cache[s].spec} x{c}" if c > 1 else cache[s].spec for s, c in items)
     if repeat > 1:
         layers = layers * repeat
         canonical = f"[{canonical}] x{repeat}"
     return LayerStack(tuple(layers), canonical)
+
+
+def read_stack_file(path: str) -> tuple[list[tuple[str, int]], int, int | None]:
+    """``(items, repeat, n)`` of a JSON stack file.
+
+    The file holds ``{"layers": [...], "repeat": R, "n": N}`` (``repeat`` and ``n``
+    optional). Each layer is a string in the ``--stack`` syntax (``"sliding_window:w=4
+    x5"``) or ``{"mask": SPEC_OR_FILE, "count": K}``; a mask file named by a relative
+    path is read relative to the JSON file's folder. A file is useful where a layer's
+    name holds commas or semicolons, or where a stack is long.
+    """
+    import os
+
+    from hasse.theory.json_file import read_json
+
+    if not os.path.isfile(path):
+        raise InputError("no such stack file", path)
+    data = read_json(path)
+    if not isinstance(data, dict) or not isinstance(data.get("layers"), list) or not data["layers"]:
+        raise InputError('a stack file holds {"layers": [...], "repeat": R, "n": N} with at least one layer', path)
+    unknown = set(data) - {"layers", "repeat", "n", "name", "note"}
+    if unknown:
+        raise InputError(f"unknown field(s) {sorted(unknown)}; a stack file has layers, repeat, n", path)
+    folder = os.path.dirname(path)
+    items: list[tuple[str, int]] = []
+    for i, layer in enumerate(data["layers"]):
+        if isinstance(layer, str):
+            items.extend(split_stack(layer))
+            continue
+        if not isinstance(layer, dict) or not isinstance(layer.get("mask"), str) or set(layer) - {"mask", "count"}:
+            raise InputError(f'layer {i + 1} must be a string or {{"mask": "...", "count": K}}', path)
+        count = layer.get("count", 1)
+        if not isinstance(count, int) or isinstance(count, bool) or count < 1:
+            raise InputError(f"layer {i + 1}: count must be a positive integer, got {count!r}", path)
+        mask = layer["mask"]
+        local = os.path.join(folder, mask.split(":")[0])
+        if folder and not os.path.isabs(mask) and os.path.exists(local):
+            mask = os.path.join(folder, mask)
+        items.append((mask, count))
+    repeat = data.get("repeat", 1)
+    n = data.get("n")
+    for name, value in (("repeat", repeat), ("n", n if n is not None else 1)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise InputError(f"{name} must be a positive integer, got {value!r}", path)
+    return items, repeat, n
 
 
 def _preset(text: str, n: int | None) -> LayerStack | None:
