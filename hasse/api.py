@@ -178,8 +178,43 @@ def reach(mask, layers: int, *, residual: bool = True) -> np.ndarray:
     return _reach(load_mask(mask).matrix, layers, residual=residual)
 
 
+def load_stack(spec, n: int | None = None, *, repeat: int = 1):
+    """A :class:`~hasse.theory.stack.LayerStack`: a mask per layer, first layer first.
+
+    ``spec`` is the ``--stack`` text (``"sliding_window:w=4 x5, causal"``, layers may be
+    specs, mask files or ``file.py:mask_mod``), a preset (``"gemma3:n=64,scale=64"``), a
+    stack file (``.json``) or a LayerStack (returned as is). ``n`` sizes layer specs
+    written without one; ``repeat`` repeats the whole list.
+
+    >>> load_stack("sliding_window:w=2 x2, causal", n=4).depth
+    3
+    """
+    from hasse.masks_in import load_stack as _load_stack
+    from hasse.theory.stack import LayerStack
+
+    if isinstance(spec, LayerStack):
+        return spec
+    return _load_stack(spec, n, repeat)
+
+
+def stack_flow(stack, n: int | None = None, *, repeat: int = 1):
+    """The flow through a stack, propagated until the repeated stack converges (:class:`~hasse.theory.stack.StackFlow`).
+
+    ``first[q, k]`` is the number of layers after which output ``q`` first depends on
+    input ``k`` (-1: never); ``reach(L)``, ``converged``, ``receptive_field()`` and
+    ``witness(k, q)`` (path and the layer of each hop) follow from it.
+
+    >>> flow = stack_flow("gpt_oss:n=16,scale=32")
+    >>> flow.converged, flow.receptive_field().tolist()[:5]
+    (2, [0, 1, 1, 1, 2])
+    """
+    from hasse.theory.stack import propagate
+
+    return propagate(load_stack(stack, n, repeat=repeat))
+
+
 def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all",
-               trust_code: bool = False) -> LeakReport:
+               trust_code: bool = False, stack=None) -> LeakReport:
     """Every supervised position that depends on a position holding its own target, with the shortest witness path.
 
     Definition (design §3): position ``p`` with target ``t`` leaks within ``L``
@@ -197,11 +232,24 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
 
     Cost: O(N · e / w) for the limit; one breadth-first propagation otherwise.
 
+    With ``stack`` (anything :func:`load_stack` takes, sized by the task), the task's
+    inputs and labels run through the stack's layers instead of its mask: each leak's
+    ``depth`` is the layer count at which it first appears and ``hop_layers`` names the
+    layer of each hop of its path.
+
     >>> report = find_leaks("bad_butterfly_crossed:n=3")
     >>> report.leak_free, min(leak.depth for leak in report.leaks)
     (False, 2)
+    >>> leak = find_leaks("causal_lm:n=4", stack="causal x2, bidirectional").leaks[0]
+    >>> leak.depth, leak.hop_layers
+    (3, (3,))
     """
-    return _find_leaks(load_task(task, trust_code=trust_code), layers, empty_rows=empty_rows)
+    loaded = load_task(task, trust_code=trust_code)
+    if stack is not None:
+        from hasse.theory.stack_leak import find_stack_leaks
+
+        return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
+    return _find_leaks(loaded, layers, empty_rows=empty_rows)
 
 
 def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
