@@ -116,6 +116,16 @@ def test_counterexample_with_fixed_parameter_and_none(capsys):
     assert code == 0 and json.loads(out)["tokens"] is None
 
 
+def test_counterexample_of_a_design_sized_by_its_other_parameters(capsys):
+    # bad_packed_window has no n: its lengths fix 6 tokens, so that size only is checked
+    code, out, _ = run(capsys, "counterexample", "bad_packed_window:lengths=3+3,window=2", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["tokens"] == 6 and data["property"] == "isolation" and data["checked"] == [6]
+    assert data["isolation"][0]["path"] == [2, 3] and data["isolation"][0]["depth"] == 1
+    code, out, _ = run(capsys, "counterexample", "bad_packed_window:lengths=3+3,window=1", "--json")
+    assert code == 0 and json.loads(out)["tokens"] is None  # a window of one key crosses nothing
+
+
 def test_counterexample_from_python_file(capsys, tmp_path):
     src = tmp_path / "designs.py"
     src.write_text(

@@ -143,14 +143,37 @@ def design_size(design: str | None) -> int | None:
     ...
     hasse.theory.errors.InputError: butterfly:n=four: n must be a positive integer, got 'four'
     """
-    if design is None or not design_fixes_n(design):
+    if design is None:
         return None
+    if not design_fixes_n(design):
+        return _size_without_n(design)
     from hasse.theory.catalog import parse_spec
 
     raw = parse_spec(design)[1]["n"]
     if not raw.isdigit() or int(raw) < 1 or len(raw) > 9:
         raise InputError(f"n must be a positive integer, got {raw!r}", design)
     return int(raw)
+
+
+def _size_without_n(design: str) -> int | None:
+    """The size of a built-in design that has no parameter ``n`` (``bad_packed_window:lengths=3+3,window=2``
+    fixes 6 by its lengths); None for every other design."""
+    if _is_file_design(design):
+        return None
+    from hasse.theory.catalog import build_spec, get_entry, parse_spec
+
+    name = parse_spec(design)[0]
+    for kind in ("task", "family"):
+        try:
+            entry = get_entry(name, kind)
+        except InputError:
+            continue
+        if entry.param("n") is not None:
+            return None
+        _, built = build_spec(design, kind)
+        tasks = [built] if kind == "task" else list(built)
+        return tasks[0].tokens
+    return None
 
 
 def without_n(design: str) -> str:
@@ -182,9 +205,16 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
         try:
             spec = resolve_spec(text, kind)
         except InputError:
-            continue
-        if spec.entry.param("n") is None:
-            continue
+            try:
+                spec = resolve_spec(design, kind)
+            except InputError:
+                continue
+        if spec.entry.param("n") is None:  # its size comes from its other parameters (design_size)
+            def fixed(n: int, kind=kind) -> list[Task]:
+                _, built = build_spec(design, kind)
+                return [built] if kind == "task" else list(built)
+
+            return fixed
 
         def build(n: int, kind=kind) -> list[Task]:
             _, built = build_spec(f"{name}:n={n}" + (f",{params}" if params else ""), kind)
