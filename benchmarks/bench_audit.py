@@ -3,9 +3,10 @@
 One seeded 2-layer Llama (hidden size 64, 4 heads) at 256 positions in float64, the
 same input embeddings and probes, for each backend:
 
-* the kit: :func:`gpu_check.audit.measure_vjp` — the input replicated ``chunk``
-  times along the batch, copy ``b`` carrying the probe of output ``q_b``: one forward
-  and one backward per layer give ``chunk`` rows of every layer's dependency;
+* the kit: :func:`gpu_check.audit.measure_vjp` — one forward, then per chunk of
+  ``--chunk`` output rows and per layer one backward vmapped over their probes
+  (``--batched replicate``: the input copied along the batch instead, copy ``i``
+  carrying the probe of output ``q_i``);
 * the baseline: :func:`gpu_check.audit.measure_loop` — one forward, then one
   ``torch.autograd.grad`` per output position and layer;
 * the full audit: :func:`gpu_check.audit.audit` as ``hasse audit llama --n 256``
@@ -34,8 +35,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_audit", description=__doc__.splitlines()[0])
     parser.add_argument("--positions", type=int, default=256)
     parser.add_argument("--backends", default="eager,sdpa")
-    parser.add_argument("--chunk", type=int, default=32)
+    parser.add_argument("--chunk", type=int, default=8)
+    parser.add_argument("--batched", default="vmap", choices=("vmap", "replicate"))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs")
     parser.add_argument("--flex", action="store_true", help="include flex_attention in the full audit")
     parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
@@ -55,19 +58,21 @@ def main(argv=None) -> int:
     v = versions()
     print(f"hasse audit benchmark: llama, 2 layers, hidden 64, {n} positions, CPU, {args.threads} thread(s); "
           f"transformers {v['transformers']}, torch {v['torch']}")
-    print(f"{'backend':<10} {'dtype':<8} {'batched s':>10} {'loop s':>9} {'ratio':>7}")
+    print(f"{'backend':<10} {'dtype':<8} {args.batched + ' s':>12} {'loop s':>9} {'ratio':>7}  (chunk {args.chunk})")
     rows = []
     for backend in args.backends.split(","):
         model, dtype = build_model(config, backend, 0)
         x = random_embeddings(n, 64, 0, next(model.parameters()).dtype)
         run = layer_outputs(model, scenario)
         every = range(n)
-        fast, a = best_time(lambda: measure_vjp(run, x, every, seed=0, chunk=args.chunk))
-        slow, b = best_time(lambda: measure_loop(run, x, every, seed=0))
+        fast, a = best_time(lambda: measure_vjp(run, x, every, seed=0, chunk=args.chunk,
+                                                      batched=args.batched), args.repeats)
+        slow, b = best_time(lambda: measure_loop(run, x, every, seed=0), args.repeats)
         scale = max(float(np.abs(b).max()), 1e-300)
         assert np.array_equal(a != 0, b != 0) and float(np.abs(a - b).max()) / scale < 1e-9, backend
-        print(f"{backend:<10} {dtype:<8} {fast:>10.2f} {slow:>9.2f} {slow / fast:>6.1f}x")
-        rows.append({"backend": backend, "dtype": dtype, "positions": n, "batched_s": fast, "loop_s": slow,
+        print(f"{backend:<10} {dtype:<8} {fast:>12.2f} {slow:>9.2f} {slow / fast:>6.1f}x")
+        rows.append({"backend": backend, "dtype": dtype, "positions": n, "batched": args.batched, "chunk": args.chunk,
+                     "batched_s": fast, "loop_s": slow,
                      "ratio": slow / fast})
     backends = args.backends.split(",") + (["flex_attention"] if args.flex else [])
     start = time.perf_counter()
