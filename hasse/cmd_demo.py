@@ -151,6 +151,37 @@ def _gpu_section(tour: Tour) -> None:
                    "dependencies caught", len(wrong.unexpected) > 0)
 
 
+def _audit_section(tour: Tour) -> None:
+    """A transformers model's measured flow against the intended mask, only when the hf extra is installed."""
+    from hasse.gpu_check.audit_models import INSTALL, has_transformers
+
+    if not has_transformers():
+        _section(f"8b. Auditing a transformers model: skipped (transformers is not installed: {INSTALL})")
+        return
+    from hasse.gpu_check.audit import Setup, audit
+    from hasse.gpu_check.audit_models import ModelSpec
+    from hasse.gpu_check.audit_scenarios import make_scenario
+    from hasse.gpu_check.config import torch_threads
+
+    with torch_threads(2):
+        clean = audit(Setup(ModelSpec("llama", 2), make_scenario("plain", 6), seeds=2), ["eager", "sdpa"])
+        v = clean.versions
+        _section(f"8b. Auditing a transformers model (hasse audit; transformers {v['transformers']}, torch {v['torch']}, "
+                 "random weights, nothing downloaded)")
+        tour.check("llama, 2 layers, one plain sequence of 6, eager and sdpa: every output depends on exactly the "
+                   "inputs R(2) of the causal mask allows", all(b.clean for b in clean.backends))
+        packed = make_scenario("packed", lengths=(1, 1))  # the smallest input: one token per document
+        found = audit(Setup(ModelSpec("llama", 2), packed, seeds=2), ["eager", "sdpa"])
+        tour.check("llama, two documents 1+1 packed by position_ids [0, 0] without an attention_mask (the smallest "
+                   "input): output 1 depends on input 0 at layer 1 in eager and sdpa - documents NOT isolated",
+                   all(b.unexpected == ((1, 0),) and b.groups[0].kind == "contamination" and b.groups[0].layer == 1
+                       for b in found.backends))
+        fixed = audit(Setup(ModelSpec("llama", 2), packed, seeds=2, use_cache=False), ["eager", "sdpa"])
+        tour.check("the same with use_cache=False: isolated (the packed-sequence detection runs only without a "
+                   "cache; `hasse audit llama --scenario packed --lengths 1+1 --no-cache`)",
+                   all(b.clean for b in fixed.backends))
+
+
 def _prove_section(tour: Tour) -> None:
     import time
 
@@ -226,6 +257,7 @@ def run(args) -> int:
     _leak_section(tour)
     _merge_section(tour)
     _gpu_section(tour)
+    _audit_section(tour)
     _prove_section(tour)
 
     print()

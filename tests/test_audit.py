@@ -339,3 +339,46 @@ def test_missing_hf_extra_is_one_line_and_exit_2(capsys, monkeypatch):
     monkeypatch.setattr(models, "has_transformers", lambda: False)
     code, out, err = cli(capsys, "audit", "llama")
     assert code == 2 and out == "" and "pip install 'hasse-attention[hf]'" in err and err.count("\n") == 1
+
+
+BLOCK_TRANSFORMERS = """
+import sys
+class Block:
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0] == 'transformers':
+            raise ImportError('blocked: ' + name)
+sys.meta_path.insert(0, Block())
+from hasse.cli import main
+sys.exit(main(['audit', 'llama']))
+"""
+
+
+def test_without_transformers_audit_names_the_extra():
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    out = subprocess.run([sys.executable, "-c", BLOCK_TRANSFORMERS], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True)
+    assert out.returncode == 2 and out.stdout == ""
+    assert "pip install 'hasse-attention[hf]'" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+def test_the_demo_section_skips_in_one_line_without_transformers(capsys, monkeypatch):
+    import hasse.gpu_check.audit_models as models
+    from hasse.cmd_demo import Tour, _audit_section
+
+    monkeypatch.setattr(models, "has_transformers", lambda: False)
+    tour = Tour()
+    _audit_section(tour)
+    out = capsys.readouterr().out.strip()
+    assert out.startswith("8b. Auditing a transformers model: skipped") and "[hf]" in out and "\n" not in out
+
+
+def test_the_demo_section_checks_its_claims(hf, capsys):
+    from hasse.cmd_demo import Tour, _audit_section
+
+    tour = Tour()
+    _audit_section(tour)
+    out = capsys.readouterr().out
+    assert not tour.failures and out.count("✓") == 3 and "NOT isolated" in out
