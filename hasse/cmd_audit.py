@@ -303,16 +303,17 @@ def draw_audit(result, path: str) -> None:
     require_matplotlib()
     s = result.scenario
     names = [("p" if not s.real[i] else "") + str(i) for i in range(s.n)]
-    panels = [("predicted R(%d)" % result.layers, result.backends[0].predicted[-1], None)]
+    predicted = result.backends[0].predicted[-1].copy()
+    predicted[~s.real] = False  # padding rows (names p0, p1, …) are not compared
+    panels = [(f"predicted R({result.layers})", predicted, None)]
     for b in result.backends:
         measured = b.measured[-1].copy()
         measured[~s.real] = False
-        panels.append((f"{b.backend}: {len(b.unexpected)} unexpected, {len(b.missing)} missing", measured,
-                       b.predicted[-1]))
-    side = 3.2
-    fig = new_figure(side * len(panels) + 0.6, side + 1.2)
+        panels.append((f"measured, {b.backend}: {len(b.unexpected)} unexpected, {len(b.missing)} missing",
+                       measured, predicted))
+    side, width, height = 3.2, 3.2 * len(panels) + 0.6, 3.2 + 0.5
+    fig = new_figure(width, height)
     for i, (title, mask, reach) in enumerate(panels):
-        ax = fig.add_axes(((0.3 + i * side + 0.45) / (side * len(panels) + 0.6), 0.14,
-                           (side - 0.7) / (side * len(panels) + 0.6), (side - 0.7) / (side + 1.2)))
+        ax = fig.add_axes(((0.3 + i * side + 0.45) / width, 0.5 / height, (side - 0.7) / width, (side - 0.7) / height))
         heatmap(ax, mask, names, reach=reach, title=title, fontsize=6.0)
     save_png(fig, path)
