@@ -70,14 +70,14 @@ def parse_lengths(text: str) -> tuple[int, ...]:
     >>> parse_lengths("3+0")
     Traceback (most recent call last):
     ...
-    hasse.theory.errors.InputError: --lengths: each document length must be a positive integer, got '3+0'
+    hasse.theory.errors.InputError: --documents: each document length must be a positive integer, got '3+0'
     """
     try:
         lengths = tuple(int(part) for part in str(text).split("+"))
     except ValueError:
         lengths = ()
     if not lengths or min(lengths) < 1:
-        raise InputError(f"each document length must be a positive integer, got {text!r}", "--lengths")
+        raise InputError(f"each document length must be a positive integer, got {text!r}", "--documents")
     return lengths
 
 
@@ -101,9 +101,9 @@ def make_scenario(name: str, n: int | None = None, *, lengths=None, pad: int | N
     if name in ("packed", "packed_mask"):
         lengths = tuple(lengths) if lengths else ((n // 2, n - n // 2) if n and n >= 2 else None)
         if not lengths:
-            raise InputError("a packed scenario needs --lengths (e.g. 3+5+4) or --n >= 2", "--scenario")
+            raise InputError("a packed scenario needs --documents (e.g. 3+5+4) or --n >= 2", "--scenario")
         if n is not None and n != sum(lengths):
-            raise InputError(f"--n {n} differs from the sum of --lengths ({sum(lengths)})", "--lengths")
+            raise InputError(f"--n {n} differs from the sum of --documents ({sum(lengths)})", "--documents")
         docs = np.repeat(np.arange(len(lengths)), lengths)
         positions = np.concatenate([np.arange(m) for m in lengths])
         ones = np.ones(len(docs), dtype=np.int64) if name == "packed_mask" else None

@@ -44,7 +44,7 @@ config.json (its sizes are overridden by the small ones).
 
 scenarios (--scenario):
   plain        one sequence, no mask (alias: causal)
-  packed       documents of --lengths back to back, position_ids restarting at 0,
+  packed       documents of --documents back to back, position_ids restarting at 0,
                NO attention_mask
   packed_mask  the same with a 2-D attention_mask of ones
   left_pad     --pad padding positions first (2-D attention_mask), then tokens
@@ -62,8 +62,8 @@ precision: float64 where the model runs in it, else float32 (said in the report)
 
 examples:
   hasse audit llama                                    clean: exit 0
-  hasse audit llama --scenario packed --lengths 2+2    documents contaminate: exit 1
-  hasse audit llama --scenario packed --lengths 2+2 --no-cache   isolated
+  hasse audit llama --scenario packed --documents 2+2    documents contaminate: exit 1
+  hasse audit llama --scenario packed --documents 2+2 --no-cache   isolated
   hasse audit mistral --scenario left_pad --n 10 --json
   hasse audit gemma3 --layers 6 --compare eager,sdpa --png audit.png
   hasse audit --config transformers:Qwen2Config --scenario right_pad
@@ -86,8 +86,8 @@ def register(sub) -> None:
     p.add_argument("--layers", type=int, default=2, metavar="L", help="number of layers (default 2)")
     p.add_argument("--scenario", default="plain", help="plain, packed, packed_mask, left_pad, right_pad, mask4d, "
                    "perm (default plain)")
-    p.add_argument("--n", type=int, metavar="N", help="positions (default 12; packed: the sum of --lengths)")
-    p.add_argument("--lengths", metavar="A+B+…", help="packed document lengths (default: two halves of --n)")
+    p.add_argument("--n", type=int, metavar="N", help="positions (default 12; packed: the sum of --documents)")
+    p.add_argument("--documents", metavar="A+B+…", help="packed document lengths (default: two halves of --n)")
     p.add_argument("--pad", type=int, metavar="P", help="padding positions (default n // 4)")
     p.add_argument("--mask", metavar="MASK", help="mask4d: the intended mask (a spec or a mask file)")
     p.add_argument("--window", type=int, metavar="W", help="sliding window of the windowed families (default 4)")
@@ -158,7 +158,7 @@ def run(args) -> int:
         from hasse.masks_in import load
 
         mask = load(args.mask, n=args.n).matrix
-    lengths = parse_lengths(args.lengths) if args.lengths else None
+    lengths = parse_lengths(args.documents) if args.documents else None
     n = args.n if args.n is not None or lengths or mask is not None else 12
     scenario = make_scenario(args.scenario, n, lengths=lengths, pad=args.pad, mask=mask)
     if scenario.n > MAX_POSITIONS:

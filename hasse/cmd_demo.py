@@ -178,7 +178,7 @@ def _audit_section(tour: Tour) -> None:
                        for b in found.backends))
         fixed = audit(Setup(ModelSpec("llama", 2), packed, seeds=2, use_cache=False), ["eager", "sdpa"])
         tour.check("the same with use_cache=False: isolated (the packed-sequence detection runs only without a "
-                   "cache; `hasse audit llama --scenario packed --lengths 1+1 --no-cache`)",
+                   "cache; `hasse audit llama --scenario packed --documents 1+1 --no-cache`)",
                    all(b.clean for b in fixed.backends))
 
 

@@ -326,7 +326,7 @@ def cli(capsys, *argv):
 def test_cli_exit_codes(hf, capsys, tmp_path):
     code, out, _ = cli(capsys, "audit", "llama", "--n", "5", "--seeds", "1", "--backend", "eager")
     assert code == 0 and "PASS" in out and f"transformers {hf.__version__}" in out
-    code, out, _ = cli(capsys, "audit", "llama", "--scenario", "packed", "--lengths", "2+2", "--seeds", "1",
+    code, out, _ = cli(capsys, "audit", "llama", "--scenario", "packed", "--documents", "2+2", "--seeds", "1",
                        "--backend", "sdpa", "--png", tmp_path / "a.png")
     assert code == 1 and "contamination: doc 0 -> doc 1, first measured layer 1: 4 pair(s)" in out
     assert (tmp_path / "a.png").stat().st_size > 0

@@ -88,7 +88,7 @@ def hf_cases() -> list[tuple[str, list[str]]]:
     """hasse audit (needs the hf extra: transformers)."""
     return [
         ("audit", ["audit", "llama", "--n", "4", "--seeds", "1", "--backend", "eager"]),
-        ("audit", ["audit", "llama", "--scenario", "packed", "--lengths", "2+2", "--seeds", "1", "--compare",
+        ("audit", ["audit", "llama", "--scenario", "packed", "--documents", "2+2", "--seeds", "1", "--compare",
                    "eager,sdpa"]),
         ("audit", ["audit", "llama", "--scenario", "left_pad", "--n", "5", "--seeds", "1", "--backend", "sdpa"]),
     ]
