@@ -125,8 +125,10 @@ def layer_outputs(model, scenario: Scenario, use_cache: bool | None = None):
     def run(x: torch.Tensor) -> list[torch.Tensor]:
         out = model(inputs_embeds=x, output_hidden_states=True,
                     **model_inputs(scenario, x.shape[0], x.device, use_cache, x.dtype))
-        states = out.hidden_states[1:]  # L tensors (B, n, C); [0] is the embedding output
-        return [h if h.shape[0] == x.shape[0] else h.transpose(0, 1) for h in states]
+        states = list(out.hidden_states[1:])  # L tensors (B, n, C); [0] is the embedding output
+        if any(h.shape[:2] != x.shape[:2] for h in states):
+            raise InputError(f"{type(model).__name__}'s hidden states are not (batch, positions, width)")
+        return states
 
     return run
 
