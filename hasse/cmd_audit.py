@@ -120,6 +120,8 @@ def _check_args(args) -> None:
         value = getattr(args, flag)
         if value is not None and value < 1:
             raise InputError(f"--{flag} must be >= 1, got {value}")
+    if args.drop_mask_layer is not None and not 0 <= args.drop_mask_layer < args.layers:
+        raise InputError(f"--drop-mask-layer must be between 0 and {args.layers - 1}, got {args.drop_mask_layer}")
     if args.compare and args.backend:
         raise InputError("give --backend or --compare, not both")
 

@@ -347,7 +347,7 @@ def test_cli_exit_codes(hf, capsys, tmp_path):
     data = json.loads(out)
     assert code == 1 and not data["passed"] and data["backends"][0]["groups"][0]["kind"] == "future"
     for argv in (["--scenario", "bogus"], ["--layers", "0"], ["--backend", "cuda_magic"], ["--compare", "eager"],
-                 ["--scenario", "perm"]):
+                 ["--scenario", "perm"], ["--drop-mask-layer", "2"], ["--documents", "2+x"]):
         code, _, err = cli(capsys, "audit", "llama", "--n", "4", *argv)
         assert code == 2 and err.count("\n") == 1, argv
     code, _, err = cli(capsys, "audit", "transformers:NoSuchConfig")
