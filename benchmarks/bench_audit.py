@@ -3,11 +3,11 @@
 One seeded 2-layer Llama (hidden size 64, 4 heads) at 256 positions in float64, the
 same input embeddings and probes, for each backend:
 
-* the kit: :func:`gpu_check.audit.measure_vjp` — one forward, then per chunk of
+* the kit: :func:`gpu_check.audit_measure.measure_vjp` — one forward, then per chunk of
   ``--chunk`` output rows and per layer one backward vmapped over their probes
   (``--batched replicate``: the input copied along the batch instead, copy ``i``
   carrying the probe of output ``q_i``);
-* the baseline: :func:`gpu_check.audit.measure_loop` — one forward, then one
+* the baseline: :func:`gpu_check.audit_measure.measure_loop` — one forward, then one
   ``torch.autograd.grad`` per output position and layer;
 * the full audit: :func:`gpu_check.audit.audit` as ``hasse audit llama --n 256``
   runs it (3 seeds, eager and sdpa; flex_attention by perturbation with
@@ -45,7 +45,8 @@ def main(argv=None) -> int:
 
     import torch
 
-    from hasse.gpu_check.audit import Setup, audit, layer_outputs, measure_loop, measure_vjp, random_embeddings
+    from hasse.gpu_check.audit import Setup, audit
+    from hasse.gpu_check.audit_measure import layer_outputs, measure_loop, measure_vjp, random_embeddings
     from hasse.gpu_check.audit_models import ModelSpec, build_model, small_config, versions
     from hasse.gpu_check.audit_scenarios import make_scenario
 
