@@ -97,6 +97,7 @@ class ModelSpec:
     window: int | None = None  # sliding window (None: the family default)
     chunk: int | None = None  # Llama 4 attention chunk (None: the family default)
     max_positions: int = 128
+    overrides: tuple = ()  # (field, value) pairs set last (--set), e.g. ("use_sliding_window", True)
 
 
 def small_config(spec: ModelSpec):
@@ -143,7 +144,7 @@ def small_config(spec: ModelSpec):
         fields["attention_chunk_size"] = spec.chunk
     if base.get("layer_types") is not None:
         base["layer_types"] = base["layer_types"][:spec.layers]
-    merged = {**base, **{k: v for k, v in fields.items() if hasattr(probe, k)}}
+    merged = {**base, **{k: v for k, v in fields.items() if hasattr(probe, k)}, **dict(spec.overrides)}
     if merged.get("head_dim") and merged.get("hidden_size"):
         merged["head_dim"] = merged["hidden_size"] // merged.get("num_attention_heads", 4)
     if getattr(cls, "model_type", "") == "xlnet":  # no sequence length limit: the field refuses any value
@@ -161,6 +162,23 @@ def first_sentence(text: str) -> str:
     'X does not support sdpa yet'
     """
     return text.strip().splitlines()[0].split(". ")[0] if text.strip() else text
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``"key=value"`` -> ``(key, value)``, the value read as JSON when it is JSON (numbers, true, lists), else text.
+
+    >>> parse_override("use_sliding_window=true"), parse_override("max_window_layers=1")
+    (('use_sliding_window', True), ('max_window_layers', 1))
+    >>> parse_override("hidden_act=silu")
+    ('hidden_act', 'silu')
+    """
+    key, sep, value = str(text).partition("=")
+    if not sep or not key.isidentifier():
+        raise InputError(f"expected FIELD=VALUE (a configuration field), got {text!r}", "--set")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
 
 
 def is_encoder(config) -> bool:

@@ -67,6 +67,7 @@ examples:
   hasse audit mistral --scenario left_pad --n 10 --json
   hasse audit gemma3 --layers 6 --compare eager,sdpa --png audit.png
   hasse audit --config transformers:Qwen2Config --scenario right_pad
+  hasse audit qwen2 --set use_sliding_window=true --set max_window_layers=1 --window 3
 
 exit status: 0 no unexpected dependency (and, with --compare, the backends agree);
 1 an unexpected dependency (or backends that differ); 2 bad input, or the hf extra
@@ -92,6 +93,8 @@ def register(sub) -> None:
     p.add_argument("--mask", metavar="MASK", help="mask4d: the intended mask (a spec or a mask file)")
     p.add_argument("--window", type=int, metavar="W", help="sliding window of the windowed families (default 4)")
     p.add_argument("--chunk", type=int, metavar="C", help="Llama 4 attention chunk (default 4)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="set a configuration field last (repeatable; JSON values: true, 1, [...])")
     p.add_argument("--backend", action="append", metavar="NAME",
                    help="eager, sdpa or flex_attention (repeatable; default: every one that runs here)")
     p.add_argument("--compare", metavar="A,B[,C]", help="compare these backends' measured dependencies")
@@ -166,7 +169,10 @@ def run(args) -> int:
     if scenario.n > MAX_POSITIONS:
         raise InputError(f"at most {MAX_POSITIONS} positions, got {scenario.n}")
     model = args.config or args.model or "llama"
-    spec = ModelSpec(model, args.layers, args.window, args.chunk, max_positions=2 * scenario.n)
+    from hasse.gpu_check.audit_models import parse_override
+
+    spec = ModelSpec(model, args.layers, args.window, args.chunk, max_positions=2 * scenario.n,
+                     overrides=tuple(parse_override(item) for item in args.set))
     hook = drop_mask_hook(args.drop_mask_layer) if args.drop_mask_layer is not None else None
     setup = Setup(spec, scenario, seeds=args.seeds, dtype=args.dtype, use_cache=False if args.no_cache else None,
                   hook=hook)

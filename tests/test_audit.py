@@ -365,6 +365,16 @@ def test_user_config_by_class_and_by_file(hf, capsys, tmp_path):
     assert code == 0 and data["pattern"] == [{"kind": "sliding", "size": 2}] * 2
 
 
+def test_set_overrides_a_configuration_field(hf, capsys):
+    """Qwen 2's sliding window is off by default; --set turns it on for layers >= max_window_layers."""
+    code, out, _ = cli(capsys, "audit", "qwen2", "--set", "use_sliding_window=true", "--set", "max_window_layers=1",
+                       "--window", "3", "--n", "8", "--seeds", "1", "--backend", "eager", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["pattern"] == [{"kind": "full", "size": None}, {"kind": "sliding", "size": 3}]
+    code, _, err = cli(capsys, "audit", "qwen2", "--set", "no_equals_sign")
+    assert code == 2 and "FIELD=VALUE" in err
+
+
 def test_missing_hf_extra_is_one_line_and_exit_2(capsys, monkeypatch):
     import hasse.gpu_check.audit_models as models
 
