@@ -8,6 +8,7 @@ says so in one line and exits 2. transformers is imported only under gpu_check/.
 from __future__ import annotations
 
 import math
+import time
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header
 from hasse.parsers import add_command
@@ -106,6 +107,9 @@ def register(sub) -> None:
     p.add_argument("--drop-mask-layer", type=int, metavar="I",
                    help="self-test: drop the attention mask handed to layer I (the audit must fail)")
     p.add_argument("--png", metavar="FILE", help="predicted vs measured, side by side (.png, .svg or .pdf)")
+    p.add_argument("--certificate", metavar="FILE",
+                   help="write the audit's certificate: the JSON report plus the command, the Python, platform, "
+                        "transformers and torch versions and the time it took (atomically)")
     add_json_arguments(p)
     p.set_defaults(run=ascii_aware(run))
 
@@ -176,20 +180,41 @@ def run(args) -> int:
     hook = drop_mask_hook(args.drop_mask_layer) if args.drop_mask_layer is not None else None
     setup = Setup(spec, scenario, seeds=args.seeds, dtype=args.dtype, use_cache=False if args.no_cache else None,
                   hook=hook)
+    started = time.perf_counter()
     with torch_threads(2):
         result = audit(setup, backends)
+    seconds = time.perf_counter() - started
     differences = compare_backends(result) if args.compare else None
     passed = not result.unexpected and not any(not d.same for d in differences or ())
     if args.png:
         draw_audit(result, args.png)
     data = {**json_header("audit", model, None), **audit_json(result, differences), "passed": passed}
+    if args.certificate:
+        write_certificate(args.certificate, data, seconds, getattr(args, "argv", []))
     if not ((args.json or args.out) and emit_json(args, data)):
         print(audit_report(result, differences, passed))
         if args.out:
             print(f"JSON written to {args.out}")
         if args.png:
             print(f"picture written to {args.png}")
+        if args.certificate:
+            print(f"certificate written to {args.certificate}")
     return 0 if passed else 1
+
+
+def write_certificate(path: str, data: dict, seconds: float, argv) -> None:
+    """The audit certificate: the report's JSON and how it was made (the versions are in ``data["versions"]``)."""
+    import json
+    import platform
+    from datetime import datetime, timezone
+
+    from hasse.output import to_jsonable
+    from hasse.theory.atomic_file import write_text
+
+    made = {"kind": "audit", "argv": [str(a) for a in argv], "python": platform.python_version(),
+            "platform": platform.platform(), "seconds": round(seconds, 3),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    write_text(path, json.dumps({**to_jsonable(data), "certificate": made}, indent=1) + "\n")
 
 
 def _number(x: float):

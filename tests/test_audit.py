@@ -424,3 +424,19 @@ def test_the_demo_section_checks_its_claims(hf, capsys):
     _audit_section(tour)
     out = capsys.readouterr().out
     assert not tour.failures and out.count("✓") == 3 and "NOT isolated" in out
+
+
+def test_certificate_records_versions_command_and_the_report(hf, capsys, tmp_path):
+    import platform
+
+    import torch
+
+    cert = tmp_path / "audit.json"
+    code, out, _ = cli(capsys, "audit", "llama", "--scenario", "packed", "--documents", "2+2", "--seeds", "1",
+                       "--backend", "eager", "--certificate", str(cert))
+    data = json.loads(cert.read_text())
+    assert code == 1 and f"certificate written to {cert}" in out
+    assert data["versions"] == {"transformers": hf.__version__, "torch": torch.__version__}
+    assert data["certificate"]["kind"] == "audit" and data["certificate"]["python"] == platform.python_version()
+    assert data["certificate"]["argv"][:2] == ["audit", "llama"] and data["passed"] is False
+    assert data["backends"][0]["unexpected"], "the contamination the report printed is in the certificate"
