@@ -151,6 +151,31 @@ def _gpu_section(tour: Tour) -> None:
                    "dependencies caught", len(wrong.unexpected) > 0)
 
 
+def _stack_section(tour: Tour) -> None:
+    from hasse.theory.catalog import build_task
+    from hasse.theory.stack import propagate
+    from hasse.theory.stack_leak import find_stack_leaks
+    from hasse.theory.stack_spec import build_stack
+
+    _section("5b. Stacks of different masks per layer (hasse analyze gemma3:n=4096; --stack 'causal x3, bidirectional')")
+    gemma = build_stack("gemma3:n=4096")
+    flow = propagate(gemma)
+    tour.check(f"Gemma 3 (5 sliding windows of 1024 keys, then 1 global; 34 layers): the last position first sees "
+               f"the first after {flow.first_sight(4095, 0)} layers (5 windows reach 5 x 1023 = 5115 back), and the "
+               f"flow has converged by layer {flow.converged} of {gemma.depth}",
+               flow.first_sight(4095, 0) == 5 and flow.converged == 5)
+    small = propagate(build_stack("gemma3:n=24,scale=256"))  # windows of 4 keys
+    tour.check("gemma3 at n = 24 with windows of 4 keys: position 15 sees all it will ever see after 5 layers, "
+               "position 16 only at the global layer 6", small.receptive_field()[15] == 5
+               and small.receptive_field()[16] == 6)
+    stack = build_stack("causal x3, bidirectional", n=6)
+    report = find_stack_leaks(build_task("causal_lm:n=6"), stack)
+    first = report.leaks[0]
+    tour.check(f"next-token prediction through causal x3, bidirectional: clean for 3 layers, leaks at layer "
+               f"{first.depth} (position {first.position} reads x{first.target} by a hop of layer "
+               f"{first.hop_layers[0]})", not report.leaks_within(3) and first.depth == 4 and first.hop_layers == (4,))
+
+
 def _audit_section(tour: Tour) -> None:
     """A transformers model's measured flow against the intended mask, only when the hf extra is installed."""
     from hasse.gpu_check.audit_models import INSTALL, has_transformers
@@ -254,6 +279,7 @@ def run(args) -> int:
     tour.check(f"with the residual it converges at depth {b.convergence_depth} to one class {{0, 1}}",
                b.convergence_depth == 1 and b.classes == ((0, 1),))
 
+    _stack_section(tour)
     _leak_section(tour)
     _merge_section(tour)
     _gpu_section(tour)
