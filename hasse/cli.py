@@ -129,7 +129,7 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parse_arguments(parser, argv)
-    args.argv = list(sys.argv[1:] if argv is None else argv)  # the command as given (certificates record it)
+    args.argv = tuple(sys.argv[1:] if argv is None else argv)  # the command as given (certificates record it)
     if not getattr(args, "run", None):  # `hasse` alone: the usage, and why it stopped (stderr, exit 2)
         parser.print_usage(sys.stderr)
         print("hasse: error: no command given (see hasse --help)", file=sys.stderr)

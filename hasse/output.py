@@ -143,7 +143,7 @@ def _input_paths(args) -> list[str]:
     from hasse.theory.mask_mod_call import split_function
     out = []
     for key, value in vars(args).items():
-        if key in OUTPUT_OPTIONS:
+        if key in OUTPUT_OPTIONS or key == "argv":  # argv: the whole command line, outputs included
             continue
         for item in value if isinstance(value, list) else [value]:
             if not isinstance(item, str) or not item or item == "-":
