@@ -1,0 +1,223 @@
+"""A symbolic mask: ``M[q, k]`` as a Z3 formula of symbolic positions, length and parameters.
+
+:class:`SymbolicMask` is what every all-n claim works on (:mod:`solvers.symbolic.claims`):
+
+- ``n`` — the symbolic sample length (a Z3 ``Int``), ``params`` — the symbolic parameters
+  a spec left out (``w``, ``block``, …; those a spec gives are constants);
+- ``size`` — the number of positions as a term of ``n`` and the parameters (``3n − 2`` for
+  Butterfly, ``2n − l`` for Block Two-Stream, ``n`` for most);
+- ``conditions`` — side conditions of every statement about it (``n ≥ 1``, ``l | n``), the
+  ones the program's own parameter checks demand plus those a caller adds;
+- :meth:`allowed` — ``M[q, k]`` for any two position terms, by substituting them into the
+  traced formula; :meth:`facts` — what must accompany a query: the obligations the
+  program raised (a divisor never 0, a lookup in range) and the axioms of its index
+  tensors, instantiated on the lookups the query made.
+
+It is built by :func:`from_rule` (a rule ``rule(q, k)``, e.g. a catalogue factory's
+output called with symbolic parameters) or :func:`from_mask_mod` (``mask_mod(b, h, q_idx,
+kv_idx)``). :meth:`concrete` evaluates the formula on the ``size × size`` grid at given
+values, for the equality tests against the concrete catalogue and for re-checks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import z3
+
+from hasse.solvers.symbolic.terms import SymIndex, SymInt
+from hasse.solvers.symbolic.trace import Traced, TraceError, trace
+
+N = "n"  # the name of the sample length everywhere
+
+
+@dataclass
+class SymbolicMask:
+    """``M[q, k]`` for all sizes (module docstring)."""
+
+    name: str  # the spec or file:function it came from, as the user wrote it
+    n: z3.ArithRef  # the sample length
+    size: z3.ArithRef  # the number of positions, a term of n and params
+    params: dict[str, z3.ArithRef]  # symbolic parameters by name (constants are not listed)
+    formula: z3.BoolRef  # M[q, k] over the placeholder positions q0, k0 below
+    q: z3.ArithRef = field(default_factory=lambda: z3.Int("q0"))
+    k: z3.ArithRef = field(default_factory=lambda: z3.Int("k0"))
+    conditions: list = field(default_factory=list)  # side conditions of every statement (Z3 BoolRefs)
+    obligations: list = field(default_factory=list)  # (formula over q0, k0, why): must hold on the grid
+    indexes: list = field(default_factory=list)  # SymIndex objects (uninterpreted index tensors)
+    streams: tuple[tuple[str, z3.ArithRef], ...] = ()  # (name, first position) of each stream, in order
+    statement: str = ""  # the side conditions in words: "for all n >= 2 and all l >= 1 with l | n"
+
+    def allowed(self, q, k) -> z3.BoolRef:
+        """``M[q, k]`` for position terms ``q`` and ``k`` (integers or Z3 terms)."""
+        return z3.substitute(self.formula, (self.q, _term(q)), (self.k, _term(k)))
+
+    def attends(self, q, k) -> z3.BoolRef:
+        """``A[q, k] = M[q, k] or q == k`` (one layer with the residual)."""
+        q, k = _term(q), _term(k)
+        return z3.Or(q == k, self.allowed(q, k))
+
+    def inside(self, *positions) -> z3.BoolRef:
+        """Every position term lies in ``0 … size − 1``."""
+        return z3.And([z3.And(_term(p) >= 0, _term(p) < self.size) for p in positions])
+
+    def facts(self, pairs: Sequence[tuple]) -> list:
+        """Obligations and index axioms for a query that reads ``M`` at ``pairs`` of position terms."""
+        out = []
+        for q, k in pairs:
+            q, k = _term(q), _term(k)
+            for ob, _why in self.obligations:
+                out.append(z3.substitute(ob, (self.q, q), (self.k, k)))
+        lookups = []
+        for index in self.indexes:
+            for q, k in pairs:
+                for term in index.lookups:
+                    lookups.append(z3.substitute(term, (self.q, _term(q)), (self.k, _term(k))))
+            out.extend(index.axioms(lookups))
+            lookups = []
+        return out
+
+    def values(self, n: int, **params: int) -> list:
+        """Z3 equalities fixing ``n`` and the parameters (for substitution)."""
+        subs = [(self.n, z3.IntVal(n))]
+        for name, value in params.items():
+            if name in self.params:
+                subs.append((self.params[name], z3.IntVal(value)))
+        return subs
+
+    def size_at(self, n: int, **params: int) -> int:
+        value = z3.simplify(z3.substitute(self.size, *self.values(n, **params)))
+        if not z3.is_int_value(value):
+            raise TraceError(f"{self.name}: the size does not reduce to a number at n = {n}, {params}")
+        return value.as_long()
+
+    def concrete(self, n: int, **params: int) -> np.ndarray:
+        """The ``size × size`` boolean matrix at these values (formula evaluated entry by entry).
+
+        Index tensors must not occur (their values are not given here).
+        """
+        if self.indexes:
+            raise TraceError(f"{self.name}: a mask over index tensors has no single concrete form")
+        size = self.size_at(n, **params)
+        fixed = z3.simplify(z3.substitute(self.formula, *self.values(n, **params)))
+        out = np.zeros((size, size), dtype=bool)
+        for q in range(size):
+            row = z3.simplify(z3.substitute(fixed, (self.q, z3.IntVal(q))))
+            for k in range(size):
+                v = z3.simplify(z3.substitute(row, (self.k, z3.IntVal(k))))
+                if not (z3.is_true(v) or z3.is_false(v)):
+                    raise TraceError(f"{self.name}: M[{q}, {k}] does not reduce to true/false at n = {n}")
+                out[q, k] = z3.is_true(v)
+        return out
+
+
+def _term(x):
+    return x if isinstance(x, z3.ExprRef) else z3.IntVal(int(x))
+
+
+def describe_conditions(n: z3.ArithRef, params: dict, conditions: list) -> str:
+    """``"for all n ≥ 1 and all l ≥ 1 with l | n"``: the side conditions in words (Z3's text where unusual).
+
+    >>> n, l = z3.Ints("n l")
+    >>> describe_conditions(n, {"l": l}, [n >= 1, l >= 1, n % l == 0])
+    'for all n >= 1 and all l >= 1 with l | n'
+    """
+    bounds: dict[str, str] = {}
+    rest = []
+    for c in conditions:
+        c = z3.simplify(c) if not _is_divides(c) else c
+        text = str(c)
+        if _is_divides(c):
+            a, b = c.arg(0).arg(0), c.arg(0).arg(1)
+            rest.append(f"{b} | {a}")
+        elif z3.is_ge(c) and z3.is_const(c.arg(0)) and z3.is_int_value(c.arg(1)):
+            bounds.setdefault(str(c.arg(0)), f"{c.arg(0)} >= {c.arg(1)}")
+        elif z3.is_le(c) and z3.is_int_value(c.arg(0)) and z3.is_const(c.arg(1)):
+            bounds.setdefault(str(c.arg(1)), f"{c.arg(1)} >= {c.arg(0)}")
+        elif text not in rest:
+            rest.append(text)
+    names = [str(n)] + [p for p in params if p != str(n)]
+    head = "for all " + " and all ".join(bounds.get(x, x) for x in names)
+    return head + (f" with {', '.join(rest)}" if rest else "")
+
+
+def _is_divides(c) -> bool:
+    return z3.is_eq(c) and z3.is_app_of(c.arg(0), z3.Z3_OP_MOD) and z3.is_int_value(c.arg(1)) \
+        and c.arg(1).as_long() == 0
+
+
+def from_rule(name: str, make_rule: Callable[..., Callable], *, params: dict[str, int | None],
+              size: Callable[..., object] | None = None, conditions: Sequence = (),
+              streams: Callable[..., tuple] | None = None, indexes: Sequence[SymIndex] = ()) -> SymbolicMask:
+    """Trace ``make_rule(**params)(q, k)`` with symbolic values for the parameters given as None.
+
+    ``params`` maps each parameter of the factory to a value (a constant) or None (symbolic,
+    named after the parameter). ``size(n, **params)`` gives the number of positions
+    (default ``n``); it and ``streams`` receive Z3 terms. ``n`` is always symbolic unless
+    ``params`` fixes it.
+    """
+    n = z3.Int(N)
+    symbolic = {p: z3.Int(p) for p, v in params.items() if v is None and p != N}
+    values = {p: (SymInt(symbolic[p], None) if p in symbolic else (SymInt(n, None) if p == N and v is None else v))
+              for p, v in params.items()}
+    q, k = z3.Int("q0"), z3.Int("k0")
+
+    def setup(tracer, _program):
+        from hasse.solvers.symbolic.trace import rebind
+
+        factory = rebind(make_rule, tracer)
+        bound = {p: (SymInt(v.expr, tracer) if isinstance(v, SymInt) else v) for p, v in values.items()}
+        return rebind(factory(**bound), tracer)
+
+    traced: Traced = trace(make_rule, [SymInt(q, None), SymInt(k, None)], setup=setup, source=name)
+    n_term = n if params.get(N, None) is None else z3.IntVal(params[N])
+    terms = {p: (symbolic[p] if p in symbolic else z3.IntVal(v) if isinstance(v, int) else v)
+             for p, v in params.items() if p != N}
+    size_term = size(n_term, **terms) if size is not None else n_term
+    conds = list(traced.conditions) + list(conditions)
+    if params.get(N, None) is None and not any(str(c) == f"{N} >= 1" for c in conds):
+        conds.append(n >= 1)
+    return SymbolicMask(name, n if params.get(N, None) is None else n_term, _term(size_term), symbolic,
+                        traced.formula, q, k, conds, traced.obligations, list(indexes) + traced.indexes,
+                        tuple(streams(n_term, **terms)) if streams else (),
+                        describe_conditions(n, symbolic, conds))
+
+
+def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, batch: int = 1,
+                  indexes: Sequence[SymIndex] = (), extra_args: Sequence = ()) -> SymbolicMask:
+    """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx)`` for all ``n`` (``Q_LEN = KV_LEN = n``).
+
+    A mask_mod that reads ``h`` needs ``heads``: the layer's mask is the union over ``h <
+    heads`` (an ``Or`` of the traced formula at each head); ``b`` is 0 … ``batch − 1`` the
+    same way (each batch row is its own problem: only ``batch = 1`` is taken here).
+    """
+    n = z3.Int(N)
+    q, k, b, h = z3.Int("q0"), z3.Int("k0"), z3.Int("b0"), z3.Int("h0")
+    traced = trace(mask_mod, [SymInt(b, None), SymInt(h, None), SymInt(q, None), SymInt(k, None), *extra_args],
+                   source=name, assumptions=[q >= 0, k >= 0, q < n, k < n, b == 0, h >= 0])
+    formula = traced.formula
+    free = {str(v) for v in _free_constants(formula)}
+    if "h0" in free:
+        if heads is None:
+            raise TraceError(f"{name}: the mask_mod reads h; give the number of heads (--heads H)")
+        formula = z3.Or([z3.substitute(formula, (h, z3.IntVal(i))) for i in range(heads)])
+    formula = z3.substitute(formula, (b, z3.IntVal(0)), (h, z3.IntVal(0)))
+    obligations = [(z3.substitute(ob, (b, z3.IntVal(0)), (h, z3.IntVal(0))), why) for ob, why in traced.obligations]
+    conds = list(traced.conditions) + [n >= 1]
+    return SymbolicMask(name, n, n, {}, z3.simplify(formula), q, k, conds, obligations,
+                        list(indexes) + traced.indexes, (), describe_conditions(n, {}, conds))
+
+
+def _free_constants(expr) -> set:
+    out, todo, seen = set(), [expr], set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo.extend(e.children())
+    return out
