@@ -53,6 +53,7 @@ def build_parser() -> argparse.ArgumentParser:
     from hasse import cmd_prove
     from hasse import cmd_gpu_check
     from hasse import cmd_audit
+    from hasse import cmd_equiv, cmd_prove_mask
 
     parser = _Parser(
         prog="hasse",
@@ -64,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"hasse {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for module in (cmd_analyze, cmd_leak, cmd_counterexample, cmd_merge, cmd_prove, cmd_certificate, cmd_gpu_check,
-                   cmd_audit, cmd_catalog, cmd_demo):
+    for module in (cmd_analyze, cmd_leak, cmd_counterexample, cmd_merge, cmd_prove, cmd_prove_mask, cmd_equiv,
+                   cmd_certificate, cmd_gpu_check, cmd_audit, cmd_catalog, cmd_demo):
         module.register(sub)
     return parser
 

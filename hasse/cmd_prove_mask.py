@@ -1,0 +1,433 @@
+"""``hasse prove-mask MASK --claim …``: a claim about a mask program for every length at once (issue 13).
+
+The CLI layer over :mod:`solvers.symbolic`: it resolves MASK (a catalogue spec whose
+missing parameters, ``n`` included, become symbolic, or a ``file.py:function`` mask_mod)
+into a :class:`~solvers.symbolic.mask.SymbolicMask`, the task (``--task`` or MASK's own)
+into a :class:`~solvers.symbolic.task.SymbolicTask`, narrows parameters (``--param-range``),
+calls the claim (:mod:`solvers.symbolic.claims`) and prints its verdict, statement,
+counterexample and concrete re-check. ``hasse equiv`` (:mod:`hasse.cmd_equiv`) shares the
+helpers here. Exit codes as ``hasse prove``: 0 proved, 1 refuted (or a re-check that
+disagrees), 3 unknown, 2 bad input (an untraceable program included).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+import platform
+import re
+import sys
+import time
+
+from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, say, spec_of
+from hasse.parsers import add_command
+from hasse.theory.errors import InputError
+
+CLAIMS = ("dense", "leak-free", "isolation", "consistent")
+VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}
+FORMULA_CHARS = 20_000  # a certificate keeps a formula's text up to this length (its SHA-256 always)
+
+DESCRIPTION = """\
+Prove a claim about a mask for EVERY sequence length at once, not one n at a time.
+
+The mask program (a catalogue rule or your FlexAttention mask_mod) is run once on
+symbolic integers: its comparisons and arithmetic become a Z3 formula M[q, k] of the
+positions q, k, the length n and every parameter you left out. A claim is then one
+Z3 query over all n (and all parameter values): unsat of its negation = proved.
+
+"For all n" here means: every length n (and every value of each parameter left out
+of the spec) that satisfies the side conditions printed in the statement, e.g.
+"for all n >= 1 and all l >= 1 with l | n" -- the conditions the program's own
+parameter checks demand (a block must divide n) plus --param-range. Nothing is
+claimed outside them. Lookups into index tensors (document ids, a permutation, a
+parent function) are unknown functions with only their declared property
+(non-decreasing, bijection, points backward), so a proof holds for every tensor
+with that property.
+
+claims:
+  dense       M or I is transitive: one layer already realises the limit
+  leak-free   no target reaches the position that predicts it: within --layers L
+              hops (the intermediate positions are existential), or at every depth
+              through an inductive invariant
+  isolation   no flow between the task's declared groups (packed documents)
+  consistent  training-inference consistency of a Block Two-Stream-style design
+
+An invariant is a relation I(q, k) ("q may depend on k") with three properties the
+kit checks, never assumes: M or identity is inside I; I is transitive; and no
+position predicting a target t has I to a position holding t. Together they mean
+no walk of any length leaks. The default is the catalogue's known closure (the
+mask itself when dense; the causal order for a sliding window); --invariant
+FILE.py:fn gives your own, as a mask_mod.
+
+verdicts: proved (with the statement of exactly what was proved); refuted (the
+smallest n, the parameters, the positions and the witness path, re-checked by the
+concrete engine at that n -- a disagreement is reported loudly, exit 1); unknown
+(timeout or solver "unknown", never counted as proved).
+"""
+EPILOG = """\
+examples:
+  hasse prove-mask causal --claim dense                     every n >= 1
+  hasse prove-mask butterfly --claim leak-free              Butterfly's own task, every n
+  hasse prove-mask sliding_window:w=8 --claim leak-free --task causal_lm
+  hasse prove-mask sliding_window --claim leak-free --task causal_lm --layers 3
+  hasse prove-mask packed --claim isolation
+  hasse prove-mask block_two_stream --claim leak-free --param-range block=1..64
+  hasse prove-mask masks.py:my_mask --claim dense --timeout 30 --certificate proof.json
+
+--param-range NAME=LO..HI (repeatable; n included) adds LO <= NAME <= HI to the side
+conditions. A spec that fixes n (causal:n=8) proves the claim at that n only.
+
+exit status: 0 proved; 1 refuted (or the concrete re-check disagrees); 3 unknown
+(timeout); 2 bad input, including a program that cannot be traced (one line: the
+operation and the line of your file).
+"""
+
+
+def register(sub) -> None:
+    p = add_command(sub, "prove-mask", "prove a claim about a mask for every length n (symbolic, Z3)",
+                    DESCRIPTION, EPILOG)
+    p.add_argument("mask", metavar="MASK", help="a catalogue spec (parameters left out are symbolic) or FILE.py:fn")
+    p.add_argument("--claim", choices=CLAIMS, required=True, help="what to prove (see above)")
+    p.add_argument("--task", metavar="TASK",
+                   help="the task whose targets must not leak (a catalogue task: causal_lm, mlm, packed, …); "
+                        "default: MASK's own task (butterfly, block_two_stream, …)")
+    p.add_argument("--layers", type=int, metavar="L", help="leak-free/isolation within L layers (default: every depth)")
+    p.add_argument("--invariant", metavar="FILE.py:fn",
+                   help="the inductive invariant for every depth, as a mask_mod (or a catalogue spec)")
+    add_common_arguments(p)
+    p.set_defaults(run=ascii_aware(run))
+
+
+def add_common_arguments(p) -> None:
+    """The flags prove-mask and equiv share: --heads, --param-range, --timeout, --json/--out/--ascii, --certificate."""
+    p.add_argument("--heads", type=int, metavar="H", help="number of heads of a mask_mod that reads h (the union)")
+    p.add_argument("--param-range", action="append", default=[], metavar="NAME=LO..HI",
+                   help="only values LO <= NAME <= HI (repeatable; NAME may be n)")
+    p.add_argument("--timeout", type=float, metavar="S", help="seconds for the solver (unknown after)")
+    add_json_arguments(p)
+    p.add_argument("--certificate", metavar="FILE",
+                   help="write the claim, statement, verdict, formulas and versions as JSON")
+
+
+# --- resolving the inputs ----------------------------------------------------------------------------------
+
+def _catalog():
+    try:
+        from hasse.solvers.symbolic import catalog
+    except ImportError as exc:  # pragma: no cover - while solvers/symbolic/catalog.py is missing
+        raise InputError(f"symbolic forms of the catalogue are not available ({exc})") from None
+    return catalog
+
+
+def _claims():
+    try:
+        from hasse.solvers.symbolic import claims
+    except ImportError as exc:  # pragma: no cover - while solvers/symbolic/claims.py is missing
+        raise InputError(f"the symbolic claims are not available ({exc})") from None
+    return claims
+
+
+def _trace_errors() -> tuple:
+    from hasse.solvers.symbolic.terms import Untraceable
+    from hasse.solvers.symbolic.trace import TraceError
+
+    return (TraceError, Untraceable)
+
+
+def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK"):
+    """The SymbolicMask of a MASK argument: ``FILE.py:fn`` (a mask_mod) or a catalogue spec; one-line exit 2 else."""
+    from hasse.theory.mask_io import source_kind
+    from hasse.theory.mask_mod_call import split_function
+
+    try:
+        if source_kind(source) == "function":
+            path, fn = split_function(source)
+            return _catalog().symbolic_mask_mod(path, fn, heads=heads)
+        if source_kind(source) != "spec":
+            raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
+                             f"(a matrix file holds one size)", source)
+        return _catalog().symbolic_mask(source)
+    except _trace_errors() as exc:
+        raise InputError(_one_line(exc)) from None
+
+
+def symbolic_task(source: str, mask=None):
+    """The SymbolicTask named ``source``; with ``mask``, the same task read through that mask instead of its own."""
+    try:
+        from hasse.solvers.symbolic.tasks import symbolic_task as make
+    except ImportError as exc:  # pragma: no cover - while solvers/symbolic/tasks.py is missing
+        raise InputError(f"symbolic tasks are not available ({exc})") from None
+    try:
+        task = make(source)
+    except _trace_errors() as exc:
+        raise InputError(_one_line(exc)) from None
+    if mask is None:
+        return task
+    own = task.concrete
+
+    def concrete(n, **params):  # the concrete task at n, its mask replaced by MASK's at n (for the re-check)
+        t = own(n, **params) if own is not None else None
+        if t is None:
+            return None
+        return dataclasses.replace(t, mask=mask.concrete(n, **{k: v for k, v in params.items() if k in mask.params}))
+
+    return dataclasses.replace(task, mask=mask, concrete=concrete if own is not None else None,
+                               name=f"{task.name} through {mask.name}")
+
+
+def known_invariant(task):
+    """The catalogue's invariant for ``task`` (P3's tasks.known_invariant, else claims'), or None."""
+    for module in ("tasks", "claims"):
+        try:
+            mod = __import__(f"hasse.solvers.symbolic.{module}", fromlist=["known_invariant"])
+        except ImportError:
+            continue
+        fn = getattr(mod, "known_invariant", None)
+        if fn is not None:
+            return fn(task)
+    return None
+
+
+def parse_range(text: str) -> tuple[str, int, int]:
+    """``NAME=LO..HI`` as ``(name, lo, hi)``; one-line InputError otherwise.
+
+    >>> parse_range("n=2..100"), parse_range("block=1..1")
+    (('n', 2, 100), ('block', 1, 1))
+    >>> parse_range("n=5..2")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --param-range n=5..2: LO must be <= HI
+    """
+    m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", text)
+    if not m:
+        raise InputError(f"--param-range {text}: expected NAME=LO..HI (e.g. n=2..64)")
+    name, lo, hi = m.group(1), int(m.group(2)), int(m.group(3))
+    if lo > hi:
+        raise InputError(f"--param-range {text}: LO must be <= HI")
+    return name, lo, hi
+
+
+def narrow(mask, ranges: list[str]) -> list[tuple[str, int, int]]:
+    """Add each ``--param-range`` to ``mask``'s side conditions (and its statement); returns the ranges parsed."""
+    from hasse.solvers.symbolic.mask import describe_conditions
+
+    parsed = [parse_range(r) for r in ranges]
+    for name, lo, hi in parsed:
+        if name == "n":
+            term = mask.n
+        elif name in mask.params:
+            term = mask.params[name]
+        else:
+            known = ", ".join(["n", *mask.params]) if not _is_number(mask.n) else ", ".join(mask.params) or "none"
+            raise InputError(f"--param-range {name}: not a symbolic parameter of {mask.name} (symbolic: {known})")
+        if _is_number(term):
+            raise InputError(f"--param-range {name}: {mask.name} fixes {name}")
+        mask.conditions.extend([term >= lo, term <= hi])
+    if parsed:
+        mask.statement = describe_conditions(mask.n, mask.params, mask.conditions)
+    return parsed
+
+
+def _is_number(term) -> bool:
+    import z3
+
+    return z3.is_int_value(term)
+
+
+def _one_line(exc) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def call_claim(fn, *args, timeout: float | None = None, **kwargs):
+    """Call a claim of :mod:`solvers.symbolic.claims`, passing ``timeout`` when it takes one (else Z3's global)."""
+    import z3
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if timeout is not None:
+        if "timeout" in params:
+            kwargs["timeout"] = timeout
+        else:
+            z3.set_param("timeout", max(1, int(timeout * 1000)))
+    try:
+        return fn(*args, **{k: v for k, v in kwargs.items() if v is not None})
+    except _trace_errors() as exc:
+        raise InputError(_one_line(exc)) from None
+    finally:
+        if timeout is not None and "timeout" not in params:
+            z3.set_param("timeout", 4294967295)
+
+
+# --- the command ------------------------------------------------------------------------------------------
+
+def run(args) -> int:
+    from hasse.proofs.certificate import refuse_overwrite
+
+    if args.layers is not None and args.layers < 1:
+        raise InputError(f"--layers must be >= 1, got {args.layers}")
+    if args.layers is not None and args.invariant:
+        raise InputError("--layers and --invariant exclude each other (within L layers, or at every depth)")
+    if args.claim in ("dense", "consistent") and (args.layers is not None or args.invariant):
+        raise InputError(f"--claim {args.claim} takes neither --layers nor --invariant")
+    if args.claim == "dense" and args.task:
+        raise InputError("--claim dense is about the mask alone: no --task")
+    if args.certificate:
+        refuse_overwrite(args.certificate, ())
+    claims = _claims()
+    mask = symbolic_mask(args.mask, args.heads)
+    ranges = narrow(mask, args.param_range)
+    invariant = None
+    task = None
+    start = time.perf_counter()
+    if args.claim == "dense":
+        verdict = call_claim(claims.prove_dense, mask, timeout=args.timeout)
+    else:
+        task = symbolic_task(args.task, mask) if args.task else _own_task(args.mask, mask, args.claim)
+        if args.claim == "consistent":
+            verdict = call_claim(claims.prove_consistent, task, timeout=args.timeout)
+        else:
+            if args.layers is None:
+                invariant = (symbolic_mask(args.invariant, args.heads, "--invariant") if args.invariant
+                             else known_invariant(task))
+                if invariant is None:
+                    raise InputError(f"{args.mask}: no known invariant for every depth; give --layers L or "
+                                     f"--invariant FILE.py:fn")
+            fn = claims.prove_leak_free if args.claim == "leak-free" else claims.prove_isolation
+            if args.claim == "isolation" and task.group is None:
+                raise InputError(f"{args.task or args.mask}: the task declares no isolation groups")
+            verdict = call_claim(fn, task, layers=args.layers, invariant=invariant, timeout=args.timeout)
+    seconds = time.perf_counter() - start
+    record = verdict_record(verdict, seconds)
+    obj = {**json_header("prove-mask", args.mask, spec_of(args.mask)), "claim": args.claim,
+           "task": args.task, "layers": args.layers,
+           "invariant": args.invariant or (getattr(invariant, "name", None) if invariant is not None else None),
+           "param_ranges": [{"name": n, "lo": lo, "hi": hi} for n, lo, hi in ranges], **record}
+    formulas = {"mask": mask}
+    if invariant is not None:
+        formulas["invariant"] = invariant
+    return report(args, obj, formulas, title=f"prove-mask {args.mask} --claim {args.claim}"
+                  + (f" --task {args.task}" if args.task else "")
+                  + (f" --layers {args.layers}" if args.layers else ""))
+
+
+def _own_task(source: str, mask, claim: str):
+    """MASK's own task (a catalogue design that is a task: butterfly, packed, …), read through ``mask``."""
+    from hasse.theory.mask_io import source_kind
+
+    if source_kind(source) != "spec":
+        raise InputError(f"{source}: --claim {claim} needs a task; give --task TASK (e.g. causal_lm)")
+    try:
+        task = symbolic_task(source)
+    except InputError as exc:
+        raise InputError(f"{source}: --claim {claim} needs a task and MASK is none ({exc}); give --task TASK") \
+            from None
+    return dataclasses.replace(task, mask=mask) if task.mask is not mask and _same_symbols(task.mask, mask) else task
+
+
+def _same_symbols(a, b) -> bool:
+    return str(a.n) == str(b.n) and set(a.params) == set(b.params) and str(a.size) == str(b.size)
+
+
+def verdict_record(verdict, seconds: float) -> dict:
+    """The fields of a SymbolicVerdict that go into the JSON object (jsonable), checked for a known verdict word."""
+    from hasse.output import to_jsonable
+
+    get = (lambda k, d=None: verdict.get(k, d)) if isinstance(verdict, dict) else \
+        (lambda k, d=None: getattr(verdict, k, d))
+    word = get("verdict")
+    if word not in VERDICT_WORDS:
+        raise RuntimeError(f"a symbolic claim returned the verdict {word!r}")
+    recheck = get("recheck")
+    return {"verdict": word, "statement": str(get("statement") or ""),
+            "seconds": float(get("seconds") if get("seconds") is not None else seconds),
+            "counterexample": to_jsonable(get("counterexample")),
+            "recheck": None if recheck is None else str(recheck),
+            "reason": None if not get("reason") else str(get("reason"))}
+
+
+def disagrees(obj: dict) -> bool:
+    """A concrete re-check that contradicts the symbolic verdict (a bug: reported loudly, exit 1)."""
+    return bool(obj.get("recheck")) and "DISAGREE" in obj["recheck"].upper()
+
+
+def exit_code(obj: dict) -> int:
+    if disagrees(obj):
+        return 1
+    return {"proved": 0, "refuted": 1, "unknown": 3}[obj["verdict"]]
+
+
+def counterexample_lines(cx) -> list[str]:
+    """The counterexample, one fact a line: n and the parameters first, then positions, the witness path, the rest."""
+    if cx is None:
+        return []
+    if not isinstance(cx, dict):
+        return [f"  counterexample: {json.dumps(cx, default=str)}"]
+    lines = []
+    head = []
+    if "n" in cx:
+        head.append(f"n = {cx['n']}")
+    for name, value in (cx.get("params") or {}).items():
+        head.append(f"{name} = {value}")
+    lines.append("  smallest counterexample: " + (", ".join(head) if head else "(no size)"))
+    for key, value in cx.items():
+        if key in ("n", "params"):
+            continue
+        text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if len(text) > 600:
+            text = text[:600] + f"… (+{len(text) - 600} more characters)"
+        lines.append(f"  {key.replace('_', ' ')}: {text}")
+    return lines
+
+
+def report(args, obj: dict, formulas: dict, title: str) -> int:
+    """Print (or emit as JSON) one verdict, write the certificate, return the exit code."""
+    if args.certificate:
+        write_certificate(args.certificate, obj, formulas, list(getattr(args, "argv", ()) or ()))
+    if not emit_json(args, obj):
+        say(f"{title}: {VERDICT_WORDS[obj['verdict']]} ({obj['seconds']:.2f} s)")
+        if obj["statement"]:
+            say(f"  {'proved' if obj['verdict'] == 'proved' else 'statement'}: {obj['statement']}")
+        say(*counterexample_lines(obj["counterexample"]))
+        if obj["recheck"]:
+            say(f"  re-check by the concrete engine: {obj['recheck']}")
+        if obj["reason"]:
+            say(f"  reason: {obj['reason']}")
+        if args.certificate:
+            say(f"  certificate written to {args.certificate}")
+        if args.out:
+            say(f"  JSON written to {args.out}")
+    if disagrees(obj):
+        print(f"hasse: the symbolic verdict and the concrete engine DISAGREE: {obj['recheck']} (a bug in the kit)",
+              file=sys.stderr)
+    return exit_code(obj)
+
+
+def formula_record(mask) -> dict:
+    """A mask's formula as text (cut at FORMULA_CHARS) with its SHA-256, its size term and side conditions."""
+    text = str(mask.formula)
+    return {"name": mask.name, "size": str(mask.size), "conditions": [str(c) for c in mask.conditions],
+            "formula": text if len(text) <= FORMULA_CHARS else None, "formula_chars": len(text),
+            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest()}
+
+
+def versions() -> dict:
+    import z3
+
+    from hasse import __version__
+
+    return {"hasse": __version__, "z3": z3.get_version_string(), "python": platform.python_version()}
+
+
+def write_certificate(path: str, obj: dict, formulas: dict, argv: list[str]) -> None:
+    """The proof's certificate (JSON, written atomically): the claim, statement, verdict, formulas, versions, seconds."""
+    from hasse.output import to_jsonable
+    from hasse.theory.atomic_file import write_text
+
+    cert = {"certificate": f"hasse {obj['command']}", **obj,
+            "formulas": {k: formula_record(m) for k, m in formulas.items()},
+            "versions": versions(), "argv": argv}
+    write_text(path, json.dumps(to_jsonable(cert), indent=1) + "\n")
