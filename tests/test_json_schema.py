@@ -72,6 +72,9 @@ def cases(tmp: Path) -> list[tuple[str, list[str]]]:
         ("prove", ["prove", "reach_stable_by_n_minus_1", "--n", "3", "--certificate", str(cert)]),
         ("certificate verify", ["certificate", "verify", str(cert)]),  # after prove wrote it
         ("catalog", ["catalog"]),
+        ("prove-mask", ["prove-mask", "causal", "--claim", "dense"]),
+        ("prove-mask", ["prove-mask", "sliding_window", "--claim", "dense", "--param-range", "w=1..8"]),
+        ("equiv", ["equiv", "sliding_window:w=3", "sliding_window_distance:d=3"]),
     ]
 
 
@@ -123,7 +126,7 @@ def test_every_command_output_matches_its_def(capsys, tmp_path):
         assert data["command"] == command and data["version"] and "input" in data and "spec" in data, argv
         assert problems(command, data) == [], (argv, problems(command, data))
         seen.add(command)
-    assert len(seen) == 9
+    assert len(seen) == 11
 
 
 def test_gpu_check_output_matches_its_def(capsys):
