@@ -1,0 +1,633 @@
+"""Task families by formulas: which token each position holds and predicts, for every ``n``.
+
+:func:`symbolic_task` turns a task spec of the catalogue (``butterfly``,
+``block_two_stream:variant=clique``, ``bd3lm:block=2``, ``xlnet``, ``causal_lm``, ``mlm``,
+``packed``, and the bad designs ``bad_*``) into a :class:`~solvers.symbolic.task.SymbolicTask`.
+Parameters left out of the spec are symbolic (``n``, ``block``, ``window``), with the side
+conditions the builders check (``n >= 1``, ``l >= 1``, ``l | n``); parameters given are
+constants. The layouts are those of design §4 (and ``theory/tasks/*.py``), position ``p``
+in ``0 … size − 1``:
+
+====================== =========== ==================================================================
+task                   size        holds(p, t) / predicts(p, t)
+====================== =========== ==================================================================
+butterfly              3n − 2      F_i at i (i ≤ n−2) and B_i at n−2+i (1 ≤ i) hold x_i;
+                                   P_k at 2n−2+k holds x_{k−1}, x_{k+1} (those inside) and predicts x_k
+block_two_stream       2n − l      C_i at i (i < n − l) holds x_i; Q_t at n−l+t predicts x_t
+bd3lm                  2n          xt_i at i predicts x_i; x0_i at n+i holds x_i
+xlnet                  2n          c_i at i holds x_i; g_i at n+i predicts x_i (order: a permutation)
+causal_lm              n           i holds x_i, predicts x_{i+1} (i < n − 1)
+mlm                    n           i holds x_i unless masked(i); predicts x_i when masked(i)
+packed                 n           i holds x_i, predicts x_{i+1} when doc(i+1) = doc(i); group doc(i)
+====================== =========== ==================================================================
+
+Lists a task depends on are modelled, not enumerated (each statement is then for all of them):
+
+- ``xlnet``'s factorisation order by its ranks, an index tensor ``rank`` with the declared
+  property *bijection* (:class:`~solvers.symbolic.terms.SymIndex`) over ``0 … n−1``;
+- ``packed``'s document lengths by the document id of each position, an index tensor
+  ``doc`` with the property *nondecreasing* (every non-decreasing sequence has the
+  equalities of some list of lengths, and conversely), ``n`` = the sum of the lengths;
+- ``mlm``'s masked positions by an uninterpreted predicate ``masked(i)`` (any subset).
+
+A list given in the spec (``xlnet:order=2+0+1``, ``packed:lengths=3+2``, ``mlm:masked=1``)
+fixes ``n`` and the values, as side conditions of the task.
+
+The masks are traced from the catalogue's rule factories (:func:`~solvers.symbolic.mask.from_rule`),
+except the ones over a list (xlnet, packed: the same rules, written here on the index
+tensor) and the bad designs (their flaw written on the case study's rule). Their lookups
+in an index tensor include those of ``predicts`` and ``group`` (``doc(q + 1)``), so that
+``mask.facts(pairs)`` carries the index axioms a task query needs.
+
+:func:`known_invariant` gives, for each task, the relation ``I`` of the catalogue for the
+claim "leak-free at every depth" (the closure of the case study's mask, the causal order
+for the causal and packed tasks, everything for the bidirectional ones), written as its own
+formula, never derived from the mask: the claim checks ``M ∨ I ⊆ I``, ``I`` transitive and
+no target inside ``I``, so a wrong invariant is refuted, not trusted.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import z3
+
+from hasse.solvers.symbolic.mask import N, SymbolicMask, describe_conditions, from_rule
+from hasse.solvers.symbolic.task import SymbolicTask
+from hasse.solvers.symbolic.terms import SymIndex, SymInt
+from hasse.solvers.symbolic.trace import TraceError
+from hasse.theory.errors import InputError
+from hasse.theory.masks.bd3lm import make_bd3lm
+from hasse.theory.masks.block_two_stream import make_block_two_stream
+from hasse.theory.masks.butterfly import make_butterfly
+from hasse.theory.params import require_block, require_non_negative, require_positive
+
+TASKS = ("butterfly", "block_two_stream", "bd3lm", "xlnet", "causal_lm", "mlm", "packed",
+         "bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
+         "bad_packed_window", "bad_block_query_history")
+
+
+# --------------------------------------------------------------------------- the spec
+
+
+def _parse(spec: str) -> tuple[str, dict]:
+    """``(name, values given)`` of a task spec, values parsed by the catalogue's parameter kinds."""
+    import hasse.theory.catalog  # noqa: F401  (registers the entries)
+    from hasse.theory.spec import canonical_keys, get_entry, parse_spec, parse_value
+
+    name, raw = parse_spec(spec)
+    source = spec.strip()
+    if name not in TASKS:
+        raise InputError(f"no symbolic form for the task {name!r}; tasks for every n: {', '.join(TASKS)}", source)
+    entry = get_entry(name, "task", source)
+    raw = canonical_keys(entry, raw, source)
+    values = {}
+    for key, text in raw.items():
+        param = entry.param(key)
+        if param is None:
+            known = ", ".join(p.name for p in entry.params)
+            raise InputError(f"unknown parameter {key!r} for {name}; its parameters: {known}", source)
+        values[key] = parse_value(param, text, source)
+    return name, values
+
+
+def _concrete(name: str, fixed: dict) -> Callable:
+    """``concrete(n, **params)``: the catalogue's task at these values (the spec's own values kept)."""
+    import hasse.theory.catalog  # noqa: F401
+    from hasse.theory.catalog import build_task, get_entry
+    from hasse.theory.spec import format_value
+
+    entry = get_entry(name, "task")
+    has_n = entry.param(N) is not None
+
+    def concrete(n: int, **params):
+        values = {**fixed, **params}
+        if has_n:
+            values[N] = n
+        items = [f"{p.name}={format_value(p, values[p.name])}" for p in entry.params if p.name in values]
+        return build_task(f"{name}:{','.join(items)}" if items else name)
+
+    return concrete
+
+
+def _int_or_none(values: dict, key: str):
+    v = values.get(key)
+    return None if v is None else int(v)
+
+
+def _inside_tokens(n, t) -> z3.BoolRef:
+    return z3.And(t >= 0, t < n)
+
+
+# --------------------------------------------------------------------------- rule factories (traced)
+
+
+def _causal_rule(n):
+    """Causal attention (theory.masks.causal), as a factory for :func:`from_rule`."""
+    require_positive("n", n)
+
+    def rule(q, k):
+        return k <= q
+
+    return rule
+
+
+def _full_rule(n):
+    """Bidirectional attention (theory.masks.bidirectional)."""
+    require_positive("n", n)
+
+    def rule(q, k):
+        return True
+
+    return rule
+
+
+# A factory over an index tensor is made by a closure: the tracer rebinds the factory it is
+# given (numpy and the parameter checks replaced), not the other functions of this module.
+
+
+def _xlnet_factory(rank: SymIndex):
+    def make_xlnet(n):
+        """theory.masks.xlnet's rule with ``rank`` an index tensor; ``q % n`` written as ``q − n`` past ``n``."""
+        require_positive("n", n)
+
+        def rule(q, k):
+            q_query, k_query = q >= n, k >= n
+            rq = rank[np.where(q_query, q - n, q)]
+            rk = rank[np.where(k_query, k - n, k)]
+            content = ~q_query & ~k_query & (rk <= rq)
+            query = q_query & ~k_query & (rk < rq)
+            itself = q_query & (q == k)
+            return content | query | itself
+
+        return rule
+
+    return make_xlnet
+
+
+def _packed_factory(doc: SymIndex):
+    def make_packed(n, window):
+        """theory.tasks.prior_art.packed's mask: causal within a document, inside ``window`` keys when > 0."""
+        require_positive("n", n)
+        window = require_non_negative("window", window)
+
+        def rule(q, k):
+            return (doc[q] == doc[k]) & (k <= q) & ((window == 0) | (q - window < k))
+
+        return rule
+
+    return make_packed
+
+
+def _sliding_rule(n, window):
+    """theory.masks.sliding_window's rule ``q − window < k <= q`` (bad_packed_window's mask)."""
+    require_positive("n", n)
+    window = require_positive("window", window)
+
+    def rule(q, k):
+        return (q - window < k) & (k <= q)
+
+    return rule
+
+
+def _crossed_rule(n):
+    """bad_butterfly_crossed: Butterfly's rule, plus every F position attending every B position."""
+    base = make_butterfly(n)
+
+    def rule(q, k):
+        return base(q, k) | ((q < n - 1) & (k >= n - 1) & (k < 2 * n - 2))
+
+    return rule
+
+
+def _own_content_rule(n, block):
+    """bad_block_own_content on 2n positions: C causal; Q_t → C_j iff j//l <= t//l; Q_t → Q_u same block, u <= t."""
+    n, block = require_block(n, block)
+
+    def rule(q, k):
+        q_query, k_query = q >= n, k >= n
+        t, u = q - n, k - n
+        cc = ~q_query & ~k_query & (k <= q)
+        qc = q_query & ~k_query & (k // block <= t // block)
+        qq = q_query & k_query & (u // block == t // block) & (u <= t)
+        return cc | qc | qq
+
+    return rule
+
+
+def _query_history_rule(n, block):
+    """bad_block_query_history: Block Two-Stream (chain) plus Q_t → Q_u when u//l < t//l."""
+    base = make_block_two_stream(n, block, "chain")
+    n, block = require_block(n, block)
+
+    def rule(q, k):
+        content = n - block
+        t, u = q - content, k - content
+        extra = (q >= content) & (k >= content) & (u // block < t // block)
+        return base(q, k) | extra
+
+    return rule
+
+
+# --------------------------------------------------------------------------- the tasks
+
+
+def symbolic_task(spec: str) -> SymbolicTask:
+    """The task named by ``spec`` for every value of the parameters it leaves out (module docstring).
+
+    >>> t = symbolic_task("butterfly")
+    >>> str(t.mask.size), t.mask.statement
+    ('3*n - 2', 'for all n >= 1')
+    >>> z3.simplify(z3.substitute(t.holds(z3.IntVal(6), z3.IntVal(0)), (t.n, z3.IntVal(3))))  # P_1 holds x_0
+    True
+    >>> symbolic_task("ar:n=3")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: ar:n=3: no symbolic form for the task 'ar'; tasks for every n: butterfly, block_two_stream, bd3lm, xlnet, causal_lm, mlm, packed, bad_butterfly_self, bad_butterfly_crossed, bad_block_own_content, bad_mlm_unmasked, bad_packed_window, bad_block_query_history
+    """
+    name, values = _parse(spec)
+    try:
+        task = _BUILDERS[name](spec.strip(), name, values)
+    except InputError as exc:
+        if exc.source is not None:
+            raise
+        raise InputError(str(exc), spec.strip()) from None
+    return task
+
+
+def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) -> SymbolicTask:
+    conditions = list(conditions)
+    statement = describe_conditions(mask.n, mask.params, conditions + list(mask.conditions))
+    return SymbolicTask(spec, mask, holds, predicts, group, _concrete(name, values), conditions, statement)
+
+
+def _butterfly(spec, name, values, *, self_=False, crossed=False) -> SymbolicTask:
+    n_fixed = _int_or_none(values, N)
+    factory = _crossed_rule if crossed else make_butterfly
+    mask = from_rule(spec, factory, params={N: n_fixed}, size=lambda n: 3 * n - 2,
+                     streams=lambda n: (("F", z3.IntVal(0)), ("B", n - 1), ("P", 2 * n - 2)))
+    n = mask.n
+    b_start, p_start = n - 1, 2 * n - 2
+
+    def holds(p, t):
+        forward = z3.And(p < b_start, t == p)
+        backward = z3.And(p >= b_start, p < p_start, t == p - b_start + 1)
+        k = p - p_start
+        centre = z3.And(p >= p_start, t == k) if self_ else z3.And(p >= p_start, z3.Or(t == k - 1, t == k + 1))
+        return z3.And(_inside_tokens(n, t), z3.Or(forward, backward, centre))
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), p >= p_start, t == p - p_start)
+
+    return _task(spec, name, values, mask, holds, predicts)
+
+
+def _block_two_stream(spec, name, values, *, history=False) -> SymbolicTask:
+    variant = "chain" if history else values.get("variant", "chain")
+    params = {N: _int_or_none(values, N), "block": _int_or_none(values, "block")}
+    if history:
+        mask = from_rule(spec, _query_history_rule, params=params, size=lambda n, block: 2 * n - block)
+    else:
+        mask = from_rule(spec, make_block_two_stream, params={**params, "variant": variant},
+                         size=lambda n, block, variant: 2 * n - block)
+    n, block = mask.n, _param(mask, "block", values)
+    content = n - block
+    mask.streams = (("C", z3.IntVal(0)), ("Q", content))
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), p < content, t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), p >= content, t == p - content)
+
+    return _task(spec, name, values, mask, holds, predicts)
+
+
+def _param(mask: SymbolicMask, key: str, values: dict):
+    """The Z3 term of a parameter: the symbol when left out, the constant when given."""
+    return mask.params[key] if key in mask.params else z3.IntVal(int(values[key]))
+
+
+def _bd3lm(spec, name, values) -> SymbolicTask:
+    mask = from_rule(spec, make_bd3lm, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
+                     size=lambda n, block: 2 * n,
+                     streams=lambda n, block: (("xt", z3.IntVal(0)), ("x0", n)))
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), p >= n, t == p - n)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), p < n, t == p)
+
+    return _task(spec, name, values, mask, holds, predicts)
+
+
+def _xlnet(spec, name, values) -> SymbolicTask:
+    order = values.get("order")
+    n_term = z3.Int(N) if order is None else z3.IntVal(len(order))
+    rank = SymIndex("rank", "bijection", SymInt(n_term, None))
+    conditions = []
+    if order is not None:
+        from hasse.theory.masks.xlnet import ranks
+
+        conditions = [rank.function(z3.IntVal(i)) == int(r) for i, r in enumerate(ranks(order))]
+    mask = from_rule(spec, _xlnet_factory(rank), params={N: None if order is None else len(order)},
+                     size=lambda n: 2 * n, streams=lambda n: (("c", z3.IntVal(0)), ("g", n)), indexes=[rank])
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), p < n, t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), p >= n, t == p - n)
+
+    return _task(spec, name, values, mask, holds, predicts, conditions=conditions)
+
+
+def _causal_lm(spec, name, values) -> SymbolicTask:
+    mask = from_rule(spec, _causal_rule, params={N: _int_or_none(values, N)})
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), t == p + 1)
+
+    return _task(spec, name, values, mask, holds, predicts)
+
+
+MASKED = z3.Function("masked", z3.IntSort(), z3.BoolSort())  # mlm's masked positions (any subset)
+
+
+def _mlm(spec, name, values, *, unmasked=False) -> SymbolicTask:
+    masked_list = values.get("masked")
+    n_fixed = _int_or_none(values, N)
+    mask = from_rule(spec, _full_rule, params={N: n_fixed})
+    n = mask.n
+    conditions = []
+    if unmasked:
+        def is_masked(p):
+            return z3.BoolVal(False)
+    elif masked_list is not None:
+        chosen = tuple(int(i) for i in masked_list)
+
+        def is_masked(p):
+            return z3.Or([p == i for i in chosen])
+
+        conditions = [n >= max(chosen) + 1] if chosen else []
+    else:
+        def is_masked(p):
+            return MASKED(p)
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), t == p, z3.Not(is_masked(p)))
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), t == p, z3.BoolVal(True) if unmasked else is_masked(p))
+
+    return _task(spec, name, values, mask, holds, predicts, conditions=conditions)
+
+
+def _packed(spec, name, values, *, bad=False) -> SymbolicTask:
+    lengths = values.get("lengths")
+    n_term = z3.Int(N) if lengths is None else z3.IntVal(sum(int(v) for v in lengths))
+    doc = SymIndex("doc", "nondecreasing", SymInt(n_term, None))
+    conditions = []
+    if lengths is not None:
+        from hasse.theory.masks.document import document_ids
+
+        conditions = [doc.function(z3.IntVal(i)) == int(d) for i, d in enumerate(document_ids(lengths))]
+    n_value = None if lengths is None else int(sum(int(v) for v in lengths))
+    window = _int_or_none(values, "window")
+    if bad:
+        mask = from_rule(spec, _sliding_rule, params={N: n_value, "window": window})
+    else:
+        mask = from_rule(spec, _packed_factory(doc), params={N: n_value, "window": window},
+                         indexes=[doc])
+    if bad:
+        mask.indexes.append(doc)
+    for term in (mask.q, mask.k, mask.q + 1, mask.k + 1):  # the lookups of group and predicts, for facts()
+        if not any(term.eq(x) for x in doc.lookups):
+            doc.lookups.append(term)
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), t == p + 1, doc.function(p + 1) == doc.function(p))
+
+    def group(p):
+        return doc.function(p)
+
+    return _task(spec, name, values, mask, holds, predicts, group, conditions=conditions)
+
+
+_BUILDERS: dict[str, Callable[..., SymbolicTask]] = {
+    "butterfly": _butterfly,
+    "block_two_stream": _block_two_stream,
+    "bd3lm": _bd3lm,
+    "xlnet": _xlnet,
+    "causal_lm": _causal_lm,
+    "mlm": _mlm,
+    "packed": _packed,
+    "bad_butterfly_self": lambda s, nm, v: _butterfly(s, nm, v, self_=True),
+    "bad_butterfly_crossed": lambda s, nm, v: _butterfly(s, nm, v, crossed=True),
+    "bad_block_own_content": None,  # below
+    "bad_mlm_unmasked": lambda s, nm, v: _mlm(s, nm, v, unmasked=True),
+    "bad_packed_window": lambda s, nm, v: _packed(s, nm, v, bad=True),
+    "bad_block_query_history": lambda s, nm, v: _block_two_stream(s, nm, v, history=True),
+}
+
+
+def _own_content(spec, name, values) -> SymbolicTask:
+    mask = from_rule(spec, _own_content_rule, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
+                     size=lambda n, block: 2 * n, streams=lambda n, block: (("C", z3.IntVal(0)), ("Q", n)))
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), p < n, t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), p >= n, t == p - n)
+
+    return _task(spec, name, values, mask, holds, predicts)
+
+
+_BUILDERS["bad_block_own_content"] = _own_content
+
+
+# --------------------------------------------------------------------------- invariants
+
+
+def known_invariant(task: SymbolicTask) -> SymbolicMask | None:
+    """The catalogue's relation ``I(q, k)`` ("``q`` may hold what ``k`` holds") for leak-free at every depth.
+
+    A :class:`SymbolicMask` over the task's symbols (``.allowed(q, k)``; its ``facts`` carry the
+    index axioms), written as its own formula from the layouts of design §4:
+
+    - Butterfly (and its bad designs): ``F`` causal, ``B`` anti-causal, ``P_k`` reading
+      ``F_{<k}`` and ``B_{>k}``, and the diagonal (the mask is its own closure);
+    - Block Two-Stream (each variant; ``bad_block_query_history`` with its earlier blocks'
+      queries): content causal, ``Q_t`` reading content of earlier blocks and the queries of
+      its own block (earlier ones for chain); ``bad_block_own_content``: the block-causal version;
+    - BD3-LM: same-half same-block, ``x_t`` reading earlier clean blocks, clean block-causal;
+    - XLNet: ``rank(k) <= rank(q)`` into content (strictly from a query), each query itself;
+    - causal_lm (through any causal mask, a sliding window included): ``k <= q``;
+      packed (and bad_packed_window): ``doc(k) = doc(q)`` and ``k <= q``; mlm: every pair.
+
+    None for a task with no catalogue invariant. The claim checks the three conditions.
+
+    >>> t = symbolic_task("causal_lm")
+    >>> known_invariant(t).allowed(3, 2)
+    2 <= 3
+    """
+    from hasse.theory.spec import parse_spec
+
+    name, _ = parse_spec(task.name.split(" through ")[0])
+    mask = task.mask
+    n, q, k = mask.n, mask.q, mask.k
+    indexes = []
+    if name in ("butterfly", "bad_butterfly_self", "bad_butterfly_crossed"):
+        formula = _butterfly_closure(n, q, k)
+    elif name in ("block_two_stream", "bad_block_query_history"):
+        _, values = parse_spec(task.name.split(" through ")[0])
+        chain = name == "bad_block_query_history" or values.get("variant", "chain") == "chain"
+        block = _block_term(task)
+        formula = _block_closure(n, block, q, k, chain, name == "bad_block_query_history")
+    elif name == "bad_block_own_content":
+        formula = _own_content_closure(n, _block_term(task), q, k)
+    elif name == "bd3lm":
+        formula = _bd3lm_closure(n, _block_term(task), q, k)
+    elif name == "xlnet":
+        rank = next(i for i in mask.indexes if i.name == "rank")
+        indexes = [rank]
+        formula = _xlnet_closure(n, rank.function, q, k)
+    elif name == "causal_lm":
+        formula = k <= q
+    elif name in ("packed", "bad_packed_window"):
+        doc = next(i for i in mask.indexes if i.name == "doc")
+        indexes = [doc]
+        formula = z3.And(doc.function(k) == doc.function(q), k <= q)
+    elif name in ("mlm", "bad_mlm_unmasked"):
+        formula = z3.BoolVal(True)
+    else:
+        return None
+    conditions = list(mask.conditions) + list(task.conditions)
+    return SymbolicMask(f"{name} (known invariant)", n, mask.size, dict(mask.params), formula, q, k, conditions,
+                        [], indexes, mask.streams, describe_conditions(n, mask.params, conditions))
+
+
+def _block_term(task: SymbolicTask):
+    if "block" in task.mask.params:
+        return task.mask.params["block"]
+    from hasse.theory.spec import parse_spec
+
+    _, values = parse_spec(task.name.split(" through ")[0])
+    if "block" not in values:
+        raise TraceError(f"{task.name}: the block size is neither symbolic nor given")
+    return z3.IntVal(int(values["block"]))
+
+
+def _butterfly_closure(n, q, k):
+    b, p = n - 1, 2 * n - 2
+
+    def stream(x):
+        return z3.If(x < b, 0, z3.If(x < p, 1, 2))
+
+    def index(x):
+        return z3.If(x < b, x, z3.If(x < p, x - b + 1, x - p))
+
+    sq, sk, i, j = stream(q), stream(k), index(q), index(k)
+    return z3.Or(q == k,
+                 z3.And(sq == 0, sk == 0, j <= i),
+                 z3.And(sq == 1, sk == 1, j >= i),
+                 z3.And(sq == 2, sk == 0, j < i),
+                 z3.And(sq == 2, sk == 1, j > i))
+
+
+def _block_closure(n, block, q, k, chain: bool, history: bool):
+    c = n - block
+    t, u = q - c, k - c
+    qq = z3.And(q >= c, k >= c, u / block == t / block)
+    if chain:
+        qq = z3.And(qq, u <= t)
+    parts = [q == k,
+             z3.And(q < c, k < c, k <= q),
+             z3.And(q >= c, k < c, k / block < t / block),
+             qq]
+    if history:
+        parts.append(z3.And(q >= c, k >= c, u / block < t / block))
+    return z3.Or(parts)
+
+
+def _own_content_closure(n, block, q, k):
+    t, u = q - n, k - n
+    return z3.Or(q == k,
+                 z3.And(q < n, k < n, k <= q),
+                 z3.And(q >= n, k < n, k / block <= t / block),
+                 z3.And(q >= n, k >= n, u / block == t / block, u <= t))
+
+
+def _bd3lm_closure(n, block, q, k):
+    qc, kc = q >= n, k >= n
+    bq = z3.If(qc, q - n, q) / block
+    bk = z3.If(kc, k - n, k) / block
+    return z3.Or(q == k,
+                 z3.And(qc == kc, bq == bk),
+                 z3.And(z3.Not(qc), kc, bk < bq),
+                 z3.And(qc, kc, bk <= bq))
+
+
+def _xlnet_closure(n, rank, q, k):
+    rq = rank(z3.If(q >= n, q - n, q))
+    rk = rank(z3.If(k >= n, k - n, k))
+    return z3.Or(q == k,
+                 z3.And(q < n, k < n, rk <= rq),
+                 z3.And(q >= n, k < n, rk < rq))
+
+
+# --------------------------------------------------------------------------- evaluation at values
+
+
+def evaluate(task: SymbolicTask, expr, n: int, **params) -> z3.ExprRef:
+    """``expr`` (a formula of the task's symbols) at ``n`` and these parameters, simplified.
+
+    The lists of the concrete spec fill in the modelled ones: ``order`` the ``rank`` tensor,
+    ``lengths`` the ``doc`` tensor, ``masked`` the ``masked`` predicate. For re-checks and tests.
+
+    >>> t = symbolic_task("packed")
+    >>> evaluate(t, t.predicts(z3.IntVal(0), z3.IntVal(1)), 3, lengths=(1, 2), window=0)
+    False
+    """
+    subs = [(task.mask.n, z3.IntVal(n))]
+    for key, value in params.items():
+        if key in task.mask.params and isinstance(value, (int, np.integer)):
+            subs.append((task.mask.params[key], z3.IntVal(int(value))))
+    expr = z3.simplify(z3.substitute(expr, *subs))
+    funs = []
+    x = z3.Var(0, z3.IntSort())
+    if "order" in params:
+        from hasse.theory.masks.xlnet import ranks
+
+        funs.append((z3.Function("rank", z3.IntSort(), z3.IntSort()), _table(x, ranks(params["order"]), -1)))
+    if "lengths" in params:
+        from hasse.theory.masks.document import document_ids
+
+        funs.append((z3.Function("doc", z3.IntSort(), z3.IntSort()), _table(x, document_ids(params["lengths"]), -1)))
+    if "masked" in params:
+        chosen = set(int(i) for i in params["masked"])
+        funs.append((MASKED, z3.Or([x == i for i in sorted(chosen)]) if chosen else z3.BoolVal(False)))
+    if funs:
+        expr = z3.simplify(z3.substitute_funs(expr, *funs))
+    return expr
+
+
+def _table(x, values, default: int):
+    out = z3.IntVal(default)
+    for i in reversed(range(len(values))):
+        out = z3.If(x == i, z3.IntVal(int(values[i])), out)
+    return out
