@@ -56,9 +56,9 @@ def run(args) -> int:
 
     if args.certificate:
         refuse_overwrite(args.certificate, ())
-    claims = _claims()
     a = symbolic_mask(args.mask_a, args.heads, "MASK_A")
     b = symbolic_mask(args.mask_b, args.heads, "MASK_B")
+    claims = _claims()
     ranges = []
     for mask in (a, b):
         usable = [r for r in args.param_range if _names(r) in ({"n"} | set(mask.params))]

@@ -144,7 +144,14 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK"):
     try:
         if source_kind(source) == "function":
             path, fn = split_function(source)
-            return _catalog().symbolic_mask_mod(path, fn, heads=heads)
+            try:
+                from hasse.solvers.symbolic.catalog import symbolic_mask_mod
+            except ImportError:  # the tracer alone (solvers/symbolic/catalog.py not there)
+                from hasse.solvers.symbolic.mask import from_mask_mod
+                from hasse.theory.mask_mod import resolve_function
+
+                return from_mask_mod(source, resolve_function(path, fn, source), heads=heads)
+            return symbolic_mask_mod(path, fn, heads=heads)
         if source_kind(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)
@@ -277,9 +284,9 @@ def run(args) -> int:
         raise InputError("--claim dense is about the mask alone: no --task")
     if args.certificate:
         refuse_overwrite(args.certificate, ())
-    claims = _claims()
     mask = symbolic_mask(args.mask, args.heads)
     ranges = narrow(mask, args.param_range)
+    claims = _claims()
     invariant = None
     task = None
     start = time.perf_counter()

@@ -1,0 +1,282 @@
+"""hasse prove-mask and hasse equiv (issue 13): exit codes, JSON against docs/schema.json, statements,
+counterexamples with their smallest n, certificates, bad input in one line.
+
+Two kinds of tests:
+- the command line's own logic (exit codes, a re-check that disagrees, the certificate, the
+  flags) against a stand-in claims module, so it is tested whatever the solver says;
+- end to end through solvers/symbolic (tracer, catalogue forms, claims), with the expected
+  smallest n computed here by hand or by brute force on the concrete catalogue masks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hasse.cli import main
+
+SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text(encoding="utf-8"))
+
+MASKS = '''\
+def causal(b, h, q_idx, kv_idx):
+    return kv_idx <= q_idx
+
+
+def window3(b, h, q_idx, kv_idx):
+    return (kv_idx <= q_idx) & (q_idx - kv_idx < 3)
+
+
+def planted(b, h, q_idx, kv_idx):
+    # causal, except that from n = 37 on the last query loses key 0 (a length-dependent bug)
+    return (kv_idx <= q_idx) & ((q_idx < 36) | (kv_idx > 0))
+
+
+def hard(b, h, q_idx, kv_idx):
+    return (q_idx * q_idx * q_idx + kv_idx * kv_idx) % 7 == (q_idx * kv_idx * kv_idx) % 5
+
+
+def xor(b, h, q_idx, kv_idx):
+    return (q_idx ^ kv_idx) == 0
+'''
+
+
+def _has(module: str) -> bool:
+    try:
+        importlib.import_module(f"hasse.solvers.symbolic.{module}")
+    except ImportError:
+        return False
+    return True
+
+
+needs_claims = pytest.mark.skipif(not _has("claims"), reason="solvers/symbolic/claims.py not there yet")
+needs_catalog = pytest.mark.skipif(not (_has("claims") and _has("catalog")),
+                                   reason="solvers/symbolic/catalog.py or claims.py not there yet")
+needs_tasks = pytest.mark.skipif(not (_has("claims") and _has("catalog") and _has("tasks")),
+                                 reason="solvers/symbolic/tasks.py, catalog.py or claims.py not there yet")
+
+
+@pytest.fixture
+def masks(tmp_path) -> Path:
+    path = tmp_path / "masks.py"
+    path.write_text(MASKS)
+    return path
+
+
+def run(capsys, *argv):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def valid(command: str, data) -> list[str]:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/" + command}
+    return [e.message[:200] for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+
+
+# --- the command line against a stand-in claims module -----------------------------------------------------
+
+class FakeClaims(types.ModuleType):
+    """Stands in for solvers.symbolic.claims: returns the verdict it is given and records its calls."""
+
+    def __init__(self, verdict: dict):
+        super().__init__("hasse.solvers.symbolic.claims")
+        self.verdict = verdict
+        self.calls = []
+        for name in ("prove_dense", "prove_leak_free", "prove_isolation", "check_equivalence", "prove_consistent"):
+            setattr(self, name, self._claim(name))
+
+    def _claim(self, name):
+        def claim(*args, timeout=None, **kwargs):
+            self.calls.append((name, args, dict(kwargs, timeout=timeout)))
+            return types.SimpleNamespace(claim=name, **self.verdict)
+        return claim
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    def install(**verdict):
+        base = {"verdict": "proved", "statement": "for all n >= 1: M or I is transitive", "seconds": 0.01,
+                "counterexample": None, "recheck": None, "reason": None}
+        module = FakeClaims({**base, **verdict})
+        package = importlib.import_module("hasse.solvers.symbolic")
+        monkeypatch.setitem(sys.modules, "hasse.solvers.symbolic.claims", module)
+        monkeypatch.setattr(package, "claims", module, raising=False)
+        return module
+    return install
+
+
+@pytest.mark.parametrize("verdict, code", [("proved", 0), ("refuted", 1), ("unknown", 3)])
+def test_exit_codes_follow_the_verdict(capsys, fake, masks, verdict, code):
+    cx = {"n": 5, "params": {}, "positions": [4, 0], "path": [0, 2, 4]} if verdict == "refuted" else None
+    claims = fake(verdict=verdict, counterexample=cx, recheck="confirmed" if cx else None,
+                  reason="timeout" if verdict == "unknown" else None)
+    got, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense", "--timeout", "2")
+    assert got == code, err
+    assert claims.calls[0][0] == "prove_dense" and claims.calls[0][2]["timeout"] == 2.0
+    assert {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}[verdict] in out
+    if cx:
+        assert "smallest counterexample: n = 5" in out and "re-check by the concrete engine: confirmed" in out
+    got, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense", "--json")
+    data = json.loads(out)
+    assert got == code and data["verdict"] == verdict and valid("prove-mask", data) == []
+
+
+def test_a_recheck_that_disagrees_is_loud_and_exit_1(capsys, fake, masks):
+    fake(verdict="refuted", counterexample={"n": 3, "params": {}}, recheck="DISAGREES: no leak at n = 3")
+    code, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense")
+    assert code == 1 and "DISAGREE" in err and "bug" in err
+    fake(verdict="proved", recheck="DISAGREES: the concrete engine finds a leak at n = 4")  # even on "proved"
+    code, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense")
+    assert code == 1 and "DISAGREE" in err
+
+
+def test_a_verdict_outside_the_three_words_is_a_bug_not_a_proof(capsys, fake, masks):
+    fake(verdict="sat")
+    with pytest.raises(RuntimeError, match="verdict 'sat'"):
+        main(["prove-mask", f"{masks}:causal", "--claim", "dense"])
+
+
+def test_param_range_narrows_the_statement_and_the_conditions(capsys, fake, masks):
+    claims = fake()
+    code, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense", "--param-range", "n=2..40",
+                         "--json")
+    assert code == 0, err
+    mask = claims.calls[0][1][0]
+    assert "n >= 2" in [str(c) for c in mask.conditions] and "n <= 40" in [str(c) for c in mask.conditions]
+    assert json.loads(out)["param_ranges"] == [{"name": "n", "lo": 2, "hi": 40}]
+
+
+def test_certificate_is_json_with_claim_statement_formulas_and_versions(capsys, fake, masks, tmp_path):
+    import z3
+
+    fake(verdict="refuted", counterexample={"n": 37, "params": {}, "positions": [36, 0]}, recheck="confirmed")
+    cert = tmp_path / "cert.json"
+    code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--certificate", cert)
+    assert code == 1 and f"certificate written to {cert}" in out
+    data = json.loads(cert.read_text())
+    assert data["claim"] == "dense" and data["verdict"] == "refuted" and data["counterexample"]["n"] == 37
+    assert data["statement"].startswith("for all n") and data["versions"]["z3"] == z3.get_version_string()
+    formula = data["formulas"]["mask"]
+    assert "q0" in formula["formula"] and len(formula["sha256"]) == 64 and data["argv"][0] == "prove-mask"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # atomic: no temporary left
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["prove-mask", "{m}:xor", "--claim", "dense"], "masks.py:"),  # the tracer's line: file and line number
+    (["prove-mask", "{m}:causal", "--claim", "dense", "--param-range", "n=5"], "NAME=LO..HI"),
+    (["prove-mask", "{m}:causal", "--claim", "dense", "--param-range", "w=1..3"], "not a symbolic parameter"),
+    (["prove-mask", "{m}:causal", "--claim", "dense", "--layers", "2"], "neither --layers"),
+    (["prove-mask", "{m}:causal", "--claim", "leak-free", "--layers", "0"], "--layers must be >= 1"),
+    (["prove-mask", "{m}:causal", "--claim", "leak-free"], "needs a task"),
+    (["prove-mask", "{m}:causal", "--claim", "dense", "--timeout", "0"], "--timeout"),
+    (["equiv", "{m}:causal", "{m}:xor"], "masks.py:"),
+    (["equiv", "{m}:causal", "{m}:window3", "--param-range", "zz=1..2"], "not a symbolic parameter"),
+])
+def test_bad_input_is_one_line_and_exit_2(capsys, fake, masks, argv, needle):
+    fake()
+    code, out, err = run(capsys, *[a.format(m=masks) for a in argv])
+    assert code == 2 and needle in err and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_untraceable_program_names_the_operation_and_its_line(capsys, masks):
+    code, out, err = run(capsys, "prove-mask", f"{masks}:xor", "--claim", "dense")
+    line = MASKS.splitlines().index("    return (q_idx ^ kv_idx) == 0") + 1
+    assert code == 2 and err.count("\n") == 1
+    assert f"masks.py:{line}:" in err and "bitwise" in err, err
+
+
+def test_help_teaches_for_all_n_and_invariants(capsys):
+    with pytest.raises(SystemExit):
+        main(["prove-mask", "--help"])
+    text = capsys.readouterr().out
+    assert "For all n" in text or "for all n" in text.lower()
+    assert "An invariant is a relation" in text and "exit status" in text
+    with pytest.raises(SystemExit):
+        main(["equiv", "--help"])
+    assert "smallest" in capsys.readouterr().out
+
+
+# --- end to end through solvers/symbolic --------------------------------------------------------------------
+
+def _concrete(spec: str) -> np.ndarray:
+    from hasse.theory.catalog import build_mask
+
+    return np.asarray(build_mask(spec).matrix, dtype=bool)
+
+
+def _dense(m: np.ndarray) -> bool:
+    a = m | np.eye(len(m), dtype=bool)
+    two = (a.astype(int) @ a.astype(int)) > 0
+    return not (two & ~a).any()
+
+
+@needs_claims
+def test_mask_mod_dense_proved_with_its_statement(capsys, masks):
+    code, out, err = run(capsys, "prove-mask", f"{masks}:causal", "--claim", "dense", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "proved" and valid("prove-mask", data) == [], err
+    assert data["statement"].startswith("for all n >= 1"), data["statement"]
+
+
+@needs_claims
+def test_planted_bug_refuted_at_exactly_n_37(capsys, masks):
+    assert all(_dense(np.tril(np.ones((n, n), dtype=bool))) for n in range(1, 13))  # what a small n sees: causal
+    code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "refuted", err
+    assert data["counterexample"]["n"] == 37 and data["recheck"].startswith("confirmed"), data
+    code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--param-range", "n=1..36")
+    assert code == 0 and "n <= 36" in out, out + err
+
+
+@needs_claims
+def test_tiny_timeout_is_unknown_exit_3(capsys, masks):
+    code, out, err = run(capsys, "equiv", f"{masks}:hard", f"{masks}:causal", "--timeout", "0.001", "--json")
+    data = json.loads(out)
+    assert code == 3 and data["verdict"] == "unknown" and valid("equiv", data) == [], (out, err)
+
+
+@needs_catalog
+def test_equiv_window_of_w_keys_vs_distance_w(capsys):
+    # By hand: a window of 3 keys lets q see q-2 … q; a distance of 3 lets it see q-3 … q. They differ first
+    # at q = 3, k = 0, which needs n = 4 positions (checked on the concrete catalogue masks).
+    assert not (_concrete("sliding_window:n=3,w=3") ^ _concrete("sliding_window_distance:n=3,d=3")).any()
+    assert (_concrete("sliding_window:n=4,w=3") ^ _concrete("sliding_window_distance:n=4,d=3"))[3, 0]
+    code, out, err = run(capsys, "equiv", "sliding_window:w=3", "sliding_window_distance:d=3", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "refuted" and valid("equiv", data) == [], err
+    cx = data["counterexample"]
+    assert cx["n"] == 4 and data["recheck"].startswith("confirmed"), cx
+    assert "3" in json.dumps(cx.get("positions", cx)) and "0" in json.dumps(cx.get("positions", cx))
+    code, out, err = run(capsys, "equiv", "sliding_window:w=4", "sliding_window_distance:d=3")
+    assert code == 0 and "PROVED" in out and "for all n" in out, out + err
+
+
+@needs_catalog
+def test_dense_catalogue_masks_and_a_window_refuted_at_the_brute_force_n(capsys):
+    code, out, err = run(capsys, "prove-mask", "causal", "--claim", "dense")
+    assert code == 0 and "PROVED" in out and "for all n >= 1" in out, out + err
+    smallest = next(n for n in range(1, 20) if not _dense(_concrete(f"sliding_window:n={n},w=3")))
+    code, out, err = run(capsys, "prove-mask", "sliding_window:w=3", "--claim", "dense", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["counterexample"]["n"] == smallest == 4, (data, err)
+
+
+@needs_tasks
+def test_leak_free_with_a_task_and_an_invariant(capsys, masks):
+    code, out, err = run(capsys, "prove-mask", "sliding_window:w=8", "--claim", "leak-free", "--task", "causal_lm")
+    assert code == 0 and "PROVED" in out, out + err
+    code, out, err = run(capsys, "prove-mask", "sliding_window:w=8", "--claim", "leak-free", "--task", "causal_lm",
+                         "--invariant", f"{masks}:causal", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["invariant"] == f"{masks}:causal" and valid("prove-mask", data) == [], err
+    code, out, err = run(capsys, "prove-mask", "butterfly", "--claim", "leak-free", "--layers", "3")
+    assert code == 0 and "PROVED" in out, out + err
