@@ -381,8 +381,8 @@ class SymIndex:
     lookups the program makes (:meth:`axioms`); a model of the lookups extends to a real
     tensor of that kind, so the instantiation is sound for refutations and complete for
     proofs. Properties: ``"nondecreasing"`` (document ids of packed sequences),
-    ``"bijection"`` (a permutation of ``0 … size-1``), ``"backward"`` (a parent array:
-    ``f(i) < i``, ``f(0) = -1``), ``"any"``.
+    ``"bijection"`` (a permutation of ``0 … size-1``), ``"backward"`` (a parent array
+    of a forest: ``-1 <= f(i) < i``, ``-1`` for a root, so ``f(0) = -1``), ``"any"``.
     """
 
     PROPERTIES = ("nondecreasing", "bijection", "backward", "any")
@@ -419,7 +419,7 @@ class SymIndex:
             if self.prop == "bijection":
                 out.append(z3.Implies(inside, z3.And(f(i) >= 0, f(i) < n)))
             elif self.prop == "backward":
-                out.append(z3.Implies(inside, z3.If(i == 0, f(i) == -1, z3.And(f(i) >= 0, f(i) < i))))
+                out.append(z3.Implies(inside, z3.And(f(i) >= -1, f(i) < i)))  # -1: a root (f(0) = -1 follows)
             elif self.prop == "nondecreasing":
                 out.append(z3.Implies(inside, f(i) >= self.low))
         for a_i, a in enumerate(terms):
