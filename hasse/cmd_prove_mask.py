@@ -180,6 +180,9 @@ def symbolic_task(source: str, mask=None):
             return None
         return dataclasses.replace(t, mask=mask.concrete(n, **{k: v for k, v in params.items() if k in mask.params}))
 
+    extra = [i for i in task.mask.indexes if all(i is not j for j in mask.indexes)]  # the task's own index
+    if extra:  # tensors (packed's doc) stay declared: their axioms come with the mask's facts
+        mask = dataclasses.replace(mask, indexes=list(mask.indexes) + extra)
     return dataclasses.replace(task, mask=mask, concrete=concrete if own is not None else None,
                                name=f"{task.name} through {mask.name}")
 
