@@ -1,0 +1,602 @@
+"""Claims about a symbolic mask or task for every sample length ``n``, each proved or refuted in Z3.
+
+Every claim is checked by negation: the hypotheses (the side conditions of the mask and
+task, the positions inside ``0 … size − 1``, the facts of every place the mask is read)
+and the *negated* claim go to one solver. ``unsat`` → **proved** for every ``n`` (and
+every value of the symbolic parameters) satisfying the side conditions; ``sat`` →
+**refuted**; ``unknown`` / timeout → **unknown**, never "proved".
+
+The claims (each returns a :class:`SymbolicVerdict`):
+
+- :func:`prove_dense` — ``M or I`` is transitive: there are no ``a, b, c`` with
+  ``A(c, b)``, ``A(b, a)`` and not ``A(c, a)`` (``A = M or I``, :meth:`SymbolicMask.attends`).
+  The limit of the residual stack is then ``M or I`` itself (design.md §3).
+- :func:`prove_leak_free` — with ``layers=L``: no walk ``j = p_0 → p_1 → … → p_L = p`` with
+  ``A(p_{i+1}, p_i)`` (a stutter ``p_{i+1} = p_i`` is a hop through the residual, so this is
+  every walk of *at most* ``L`` hops) from a position ``j`` holding ``t`` to a position ``p``
+  predicting ``t``; the intermediate positions are existential. With ``invariant=R`` (every
+  depth): three conditions, each checked, never assumed — (1) ``A ⊆ R'``, (2) ``R'`` is
+  transitive, (3) no ``(p, j, t)`` with ``predicts(p, t)``, ``holds(j, t)``, ``R'(p, j)``,
+  where ``R' = R or I``. (1) and (2) make the transitive closure of ``A`` (the limit)
+  a subset of ``R'``; (3) then rules out every leak at every depth. An invariant that
+  fails (1) or (2) or (3) gives **unknown** (the invariant was not good enough, which
+  refutes nothing), with the failing condition and its witness in ``reason``.
+- :func:`prove_isolation` — no position of one group depends on a position of another
+  (groups ``>= 0``; a negative group is none): by walks of ``L`` hops, or by an invariant
+  as above with (3) replaced by "no ``p, k`` of different groups with ``R'(p, k)``".
+- :func:`check_equivalence` — two masks have the same size and the same pairs ``M[q, k]``
+  for every ``n``; else the smallest ``n`` with a differing pair.
+- :func:`known_invariant` — an invariant that needs no user: the mask itself when it is
+  dense (:func:`prove_dense`), else the causal order ``k <= q`` when the mask is inside it
+  (proved, not assumed); None otherwise.
+
+When a claim is refuted, :func:`smallest_model` finds the smallest ``n`` (then the smallest
+value of each symbolic parameter, in name order) with a counterexample, by bisection on
+``n <= mid`` until unsat, and the counterexample is **re-checked** with the concrete engine
+at those values (:meth:`SymbolicMask.concrete` and :func:`theory.order.mask_to_order` for
+density and equivalence, ``task.concrete`` and :func:`theory.leak.find_leaks` for leaks and
+isolation). ``recheck`` is ``"confirmed"`` or a loud ``"DISAGREES: …"``; never dropped.
+The concrete leak engine is run with ``empty_rows="attend-none"``: the symbolic claims read
+the mask as given (a query with no key attends nothing but itself).
+
+A proved verdict is re-checked too, at the small instances of the side conditions
+(``n <= recheck_upto``): the concrete engine must find nothing there.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import z3
+
+from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
+from hasse.solvers.symbolic.task import SymbolicTask
+from hasse.solvers.z3_prove import SAT, UNSAT, check
+
+PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
+EXIT_CODES = {PROVED: 0, REFUTED: 1, UNKNOWN: 3}  # as `hasse prove`
+DEFAULT_TIMEOUT = 30.0  # seconds per solver call
+RECHECK_UPTO = 6  # a proved claim is re-checked concretely at every instance with n <= this
+
+
+@dataclass
+class SymbolicVerdict:
+    """What one all-n claim came to."""
+
+    claim: str  # the claim's name: "dense", "leak-free", "isolation", "equivalent"
+    verdict: str  # proved | refuted | unknown
+    statement: str  # exactly what was proved (or refuted): "for all n >= 1 and all w >= 1: M or I is transitive"
+    seconds: float = 0.0
+    counterexample: dict | None = None  # refuted: n, params, positions, path, …
+    recheck: str | None = None  # "confirmed", "confirmed at n = 1…6", or "DISAGREES: …"
+    reason: str = ""  # unknown: why; refuted: what the counterexample shows; proved: how
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.verdict]
+
+    @property
+    def disagrees(self) -> bool:
+        return bool(self.recheck) and self.recheck.startswith("DISAGREES")
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------- solving
+
+
+def _conditions_of(*masks: SymbolicMask, extra: Sequence = ()) -> list:
+    out, seen = [], set()
+    for c in [c for m in masks for c in m.conditions] + list(extra):
+        key = str(c)
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def _params_of(*masks: SymbolicMask) -> dict:
+    out: dict = {}
+    for m in masks:
+        for name, term in m.params.items():
+            out.setdefault(name, term)
+    return out
+
+
+def _statement(mask: SymbolicMask, params: dict, conditions: list, text: str) -> str:
+    if z3.is_int_value(mask.n):
+        head = describe_conditions(z3.Int("n"), params, conditions).replace("for all n and all ", "for all ")
+        head = head.replace("for all n", f"at n = {mask.n}") if not params else head
+        return f"{head}: {text}"
+    return f"{describe_conditions(mask.n, params, conditions)}: {text}"
+
+
+def _value(model, term) -> int:
+    return model.eval(term, model_completion=True).as_long()
+
+
+def _solve(constraints: list, timeout: float | None):
+    solver = z3.Solver()
+    solver.add(*constraints)
+    start = time.perf_counter()
+    answer = check(solver, timeout)
+    return answer.status, (solver.model() if answer.status == SAT else None), answer.reason, \
+        time.perf_counter() - start
+
+
+def smallest_model(constraints: list, n: z3.ArithRef, params: dict, timeout: float | None = DEFAULT_TIMEOUT,
+                   model=None):
+    """A model of ``constraints`` with the smallest ``n``, then the smallest parameters in name order.
+
+    Returns ``(model, note)``; ``note`` is "" when every minimisation finished, else why the
+    result may not be the smallest (a solver call that timed out). ``model`` is a first
+    model if the caller already has one.
+
+    >>> n, x = z3.Ints("n x")
+    >>> m, note = smallest_model([n >= 1, x >= 0, x < n, x * x == 49], n, {})
+    >>> m[n], note
+    (8, '')
+    """
+    fixed: list = []
+    if model is None:
+        status, model, reason, _ = _solve(constraints, timeout)
+        if status != SAT:
+            return None, reason or status
+    note = ""
+    for term in ([n] if not z3.is_int_value(n) else []) + [params[p] for p in sorted(params)]:
+        hi = _value(model, term)
+        lo = None  # everything below lo is unsat; found by stepping down 1, 2, 4, … from hi
+        step = 1
+        while lo is None or lo < hi:
+            mid = hi - step if lo is None else (lo + hi) // 2
+            query = constraints + fixed + [term <= mid] + ([term >= lo] if lo is not None else [])
+            status, m, reason, _ = _solve(query, timeout)
+            if status == SAT:
+                model, hi = m, _value(m, term)
+                step *= 2
+            elif status == UNSAT:
+                lo = mid + 1
+            else:
+                note = f"the smallest {term} is not certain (the solver said {reason or status} below {hi})"
+                break
+        fixed.append(term == hi)
+    return model, note
+
+
+# ---------------------------------------------------------------- claims on a mask
+
+
+def _positions(prefix: str, count: int) -> list:
+    return [z3.Int(f"{prefix}{i}") for i in range(count)]
+
+
+def _values(model, mask_or_masks, extra_params: dict | None = None) -> tuple[int, dict]:
+    masks = mask_or_masks if isinstance(mask_or_masks, (list, tuple)) else [mask_or_masks]
+    params = _params_of(*masks)
+    params.update(extra_params or {})
+    n = _value(model, masks[0].n)
+    return n, {p: _value(model, t) for p, t in sorted(params.items())}
+
+
+def prove_dense(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT, assume: Sequence = (),
+                recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
+    """``M or I`` is transitive for every ``n``: unsat of ``A(c, b) ∧ A(b, a) ∧ ¬A(c, a)`` (module docstring)."""
+    start = time.perf_counter()
+    a, b, c = _positions("a", 3)
+    conds = _conditions_of(mask, extra=assume)
+    statement = _statement(mask, mask.params, conds, "M or I is transitive")
+    query = conds + [mask.inside(a, b, c)] + mask.facts([(c, b), (b, a), (c, a)]) + \
+        [mask.attends(c, b), mask.attends(b, a), z3.Not(mask.attends(c, a))]
+    status, model, reason, _ = _solve(query, timeout)
+    if status == UNSAT:
+        recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_dense(mask, n, ps, None))
+        return SymbolicVerdict("dense", PROVED, statement, time.perf_counter() - start, None, recheck,
+                               "no a, b, c with c -> b -> a and not c -> a")
+    if status != SAT:
+        return SymbolicVerdict("dense", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"the solver said {reason or status}")
+    model, note = smallest_model(query, mask.n, mask.params, timeout, model)
+    n, params = _values(model, mask)
+    pa, pb, pc = (_value(model, x) for x in (a, b, c))
+    cx = {"n": n, "params": params, "positions": [pa, pb, pc], "path": [pa, pb, pc],
+          "missing": [pc, pa], "size": mask.size_at(n, **params)}
+    recheck = _concrete_dense(mask, n, params, (pa, pb, pc))
+    return SymbolicVerdict("dense", REFUTED, statement, time.perf_counter() - start, cx, recheck,
+                           f"at n = {n}{_ptext(params)}: {pc} attends {pb}, {pb} attends {pa}, "
+                           f"but {pc} does not attend {pa}" + (f" ({note})" if note else ""))
+
+
+def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT,
+                      assume: Sequence = (), recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
+    """The two masks have the same size and the same pairs for every ``n`` (else the smallest differing ``n``).
+
+    Both masks must be over the same ``n`` (and parameters of the same name are the same
+    parameter); ``assume`` ties others (``z3.Int("d") == z3.Int("w") - 1``).
+    """
+    start = time.perf_counter()
+    q, k = z3.Ints("q k")
+    conds = _conditions_of(mask_a, mask_b, extra=assume)
+    params = _params_of(mask_a, mask_b)
+    statement = _statement(mask_a, params, conds, f"{mask_a.name} and {mask_b.name} allow the same pairs")
+    base = conds + mask_a.facts([(q, k)]) + mask_b.facts([(q, k)])
+    size_query = conds + [mask_a.size != mask_b.size]
+    status, model, reason, _ = _solve(size_query, timeout)
+    if status == SAT:
+        model, note = smallest_model(size_query, mask_a.n, params, timeout, model)
+        n, ps = _values(model, [mask_a, mask_b])
+        sa, sb = mask_a.size_at(n, **ps), mask_b.size_at(n, **ps)
+        cx = {"n": n, "params": ps, "sizes": [sa, sb]}
+        return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, "confirmed",
+                               f"at n = {n}{_ptext(ps)} the sizes differ: {sa} and {sb}" + (f" ({note})" if note else ""))
+    if status != UNSAT:
+        return SymbolicVerdict("equivalent", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"comparing the sizes, the solver said {reason or status}")
+    query = base + [mask_a.inside(q, k), mask_a.allowed(q, k) != mask_b.allowed(q, k)]
+    status, model, reason, _ = _solve(query, timeout)
+    if status == UNSAT:
+        recheck = _recheck_small(mask_a, conds, recheck_upto,
+                                 lambda n, ps: _concrete_equal(mask_a, mask_b, n, ps, None), params)
+        return SymbolicVerdict("equivalent", PROVED, statement, time.perf_counter() - start, None, recheck,
+                               "same size and no pair (q, k) allowed by one and not the other")
+    if status != SAT:
+        return SymbolicVerdict("equivalent", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"the solver said {reason or status}")
+    model, note = smallest_model(query, mask_a.n, params, timeout, model)
+    n, ps = _values(model, [mask_a, mask_b])
+    pq, pk = _value(model, q), _value(model, k)
+    in_a = z3.is_true(model.eval(mask_a.allowed(pq, pk), model_completion=True))
+    cx = {"n": n, "params": ps, "positions": [pq, pk], "pair": [pq, pk], "allowed_by": mask_a.name if in_a else mask_b.name}
+    recheck = _concrete_equal(mask_a, mask_b, n, ps, (pq, pk))
+    return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, recheck,
+                           f"at n = {n}{_ptext(ps)}: M[{pq}, {pk}] is allowed by {cx['allowed_by']} only"
+                           + (f" ({note})" if note else ""))
+
+
+def causal_order(mask: SymbolicMask) -> SymbolicMask:
+    """``k <= q`` over the positions, size, parameters and conditions of ``mask`` (a candidate invariant)."""
+    return SymbolicMask(f"causal order of {mask.name}", mask.n, mask.size, dict(mask.params), mask.k <= mask.q,
+                        mask.q, mask.k, list(mask.conditions), [], [], mask.streams, mask.statement)
+
+
+def known_invariant(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicMask | None:
+    """The mask itself when dense, else the causal order when ``M ⊆ {k <= q}`` (both proved here); else None.
+
+    Covers the catalogue's dense masks (causal, bidirectional, block-causal, prefix-LM,
+    document masks) and every causal one (sliding windows, chunked, recurrent). The
+    claims that use the result check its conditions again.
+    """
+    if prove_dense(mask, timeout=timeout, recheck_upto=0).verdict == PROVED:
+        return mask
+    q, k = z3.Ints("q k")
+    query = list(mask.conditions) + mask.facts([(q, k)]) + [mask.inside(q, k), mask.allowed(q, k), k > q]
+    status, _, _, _ = _solve(query, timeout)
+    return causal_order(mask) if status == UNSAT else None
+
+
+# ---------------------------------------------------------------- invariants
+
+
+def _check_invariant(mask: SymbolicMask, inv: SymbolicMask, conds: list, timeout) -> tuple[str, str, dict | None]:
+    """Conditions (1) ``A ⊆ R'`` and (2) ``R'`` transitive: ("ok", "", None) or (status, reason, witness)."""
+    q, k = z3.Ints("q k")
+    status, model, reason, _ = _solve(conds + [mask.size != inv.size], timeout)
+    if status != UNSAT:
+        return status, ("the invariant's size differs from the mask's" if status == SAT
+                        else f"comparing sizes, the solver said {reason or status}"), None
+    query = conds + [mask.inside(q, k)] + mask.facts([(q, k)]) + inv.facts([(q, k)]) + \
+        [mask.attends(q, k), z3.Not(inv.attends(q, k))]
+    status, model, reason, _ = _solve(query, timeout)
+    if status != UNSAT:
+        if status == SAT:
+            n, ps = _values(model, [mask, inv])
+            w = {"n": n, "params": ps, "pair": [_value(model, q), _value(model, k)]}
+            return SAT, f"(1) fails: M or I is not inside the invariant (at n = {n}{_ptext(ps)}, " \
+                        f"{w['pair'][0]} attends {w['pair'][1]})", w
+        return status, f"(1) M or I inside the invariant: the solver said {reason or status}", None
+    a, b, c = _positions("a", 3)
+    query = conds + [inv.inside(a, b, c)] + inv.facts([(c, b), (b, a), (c, a)]) + \
+        [inv.attends(c, b), inv.attends(b, a), z3.Not(inv.attends(c, a))]
+    status, model, reason, _ = _solve(query, timeout)
+    if status != UNSAT:
+        if status == SAT:
+            n, ps = _values(model, [mask, inv])
+            w = {"n": n, "params": ps, "path": [_value(model, x) for x in (a, b, c)]}
+            return SAT, f"(2) fails: the invariant is not transitive (at n = {n}{_ptext(ps)}, path {w['path']})", w
+        return status, f"(2) the invariant is transitive: the solver said {reason or status}", None
+    return "ok", "", None
+
+
+def _resolve_invariant(mask, invariant, timeout):
+    if invariant is None or invariant == "auto":
+        inv = known_invariant(mask, timeout=timeout)
+        return inv, ("no known invariant for this mask (give layers= or invariant=)" if inv is None else "")
+    return invariant, ""
+
+
+# ---------------------------------------------------------------- claims on a task
+
+
+def _walk(mask: SymbolicMask, layers: int, prefix: str) -> tuple[list, list, list]:
+    """Positions ``p_0 … p_L``, hop constraints ``A(p_{i+1}, p_i)`` and the facts of those reads."""
+    ps = _positions(prefix, layers + 1)
+    pairs = [(ps[i + 1], ps[i]) for i in range(layers)]
+    return ps, [mask.attends(x, y) for x, y in pairs], mask.facts(pairs)
+
+
+def _path(model, ps) -> list[int]:
+    out: list[int] = []
+    for x in ps:
+        v = _value(model, x)
+        if not out or out[-1] != v:
+            out.append(v)
+    return out
+
+
+def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=None,
+                    timeout: float | None = DEFAULT_TIMEOUT, assume: Sequence = (),
+                    recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
+    """No position predicts a token it can see: within ``layers`` hops (walks), or at every depth (an invariant).
+
+    ``invariant``: a :class:`SymbolicMask` over the same ``n``, or None / "auto" for
+    :func:`known_invariant` (module docstring: the three conditions).
+    """
+    start = time.perf_counter()
+    mask = task.mask
+    conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    t = z3.Int("t")
+    if layers is not None:
+        statement = _statement(mask, mask.params, conds, f"no position predicts a token it sees within {layers} layers")
+        ps, hops, facts = _walk(mask, layers, "p")
+        query = conds + [mask.inside(*ps), t >= 0, t < mask.n] + hops + facts + \
+            [task.holds(ps[0], t), task.predicts(ps[-1], t)]
+        status, model, reason, _ = _solve(query, timeout)
+        if status == UNSAT:
+            recheck = _recheck_small(mask, conds, recheck_upto, lambda n, p: _concrete_leak(task, n, p, layers, None))
+            return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
+                                   f"no walk of at most {layers} hops from a holder of t to a predictor of t")
+        if status != SAT:
+            return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                                   f"the solver said {reason or status}")
+        model, note = smallest_model(query, mask.n, mask.params, timeout, model)
+        n, params = _values(model, mask)
+        path, tv = _path(model, ps), _value(model, t)
+        cx = {"n": n, "params": params, "position": path[-1], "target": tv, "source": path[0], "path": path,
+              "depth": len(path) - 1, "positions": path}
+        recheck = _concrete_leak(task, n, params, layers, (path[-1], tv))
+        return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
+                               f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
+                               f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
+    statement = _statement(mask, mask.params, conds, "no position predicts a token it sees, at any depth")
+    inv, why = _resolve_invariant(mask, invariant, timeout)
+    if inv is None:
+        return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
+    conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
+    statement = _statement(mask, _params_of(mask, inv), conds, "no position predicts a token it sees, at any depth")
+    status, why, _w = _check_invariant(mask, inv, conds, timeout)
+    if status != "ok":
+        return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"invariant {inv.name}: {why}")
+    p, j = z3.Ints("p j")
+    query = conds + [inv.inside(p, j), t >= 0, t < mask.n] + inv.facts([(p, j)]) + \
+        [task.predicts(p, t), task.holds(j, t), inv.attends(p, j)]
+    status, model, reason, _ = _solve(query, timeout)
+    if status == UNSAT:
+        recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_leak(task, n, ps, None, None),
+                                 _params_of(mask, inv))
+        return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
+                               f"invariant {inv.name}: (1) M or I inside it, (2) transitive, (3) no predictor of t "
+                               f"reaches a holder of t inside it")
+    if status == SAT:
+        n, ps = _values(model, [mask, inv])
+        return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"invariant {inv.name}: (3) fails: at n = {n}{_ptext(ps)} position {_value(model, p)} "
+                               f"predicts {_value(model, t)}, held by {_value(model, j)}, inside the invariant "
+                               f"(try layers= for a real walk)")
+    return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                           f"invariant {inv.name}: (3): the solver said {reason or status}")
+
+
+def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=None,
+                    timeout: float | None = DEFAULT_TIMEOUT, assume: Sequence = (),
+                    recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
+    """No position of one group (``group >= 0``) depends on a position of another: by walks, or an invariant."""
+    start = time.perf_counter()
+    mask = task.mask
+    conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    if task.group is None:
+        return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, mask.params, conds, "groups are isolated"),
+                               0.0, None, None, "the task declares no groups")
+    g = task.group
+
+    def apart(x, y):
+        return z3.And(g(x) >= 0, g(y) >= 0, g(x) != g(y))
+
+    if layers is not None:
+        statement = _statement(mask, mask.params, conds, f"no flow between groups within {layers} layers")
+        ps, hops, facts = _walk(mask, layers, "p")
+        query = conds + [mask.inside(*ps)] + hops + facts + [apart(ps[-1], ps[0])]
+        status, model, reason, _ = _solve(query, timeout)
+        if status == UNSAT:
+            recheck = _recheck_small(mask, conds, recheck_upto, lambda n, p: _concrete_isolation(task, n, p, layers, None))
+            return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
+                                   f"no walk of at most {layers} hops between positions of different groups")
+        if status != SAT:
+            return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                                   f"the solver said {reason or status}")
+        model, note = smallest_model(query, mask.n, mask.params, timeout, model)
+        n, params = _values(model, mask)
+        path = _path(model, ps)
+        cx = {"n": n, "params": params, "position": path[-1], "source": path[0], "path": path,
+              "depth": len(path) - 1, "positions": path,
+              "groups": [_value(model, g(z3.IntVal(path[0]))), _value(model, g(z3.IntVal(path[-1])))]}
+        recheck = _concrete_isolation(task, n, params, layers, (path[-1], path[0]))
+        return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
+                               f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
+                               f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
+    statement = _statement(mask, mask.params, conds, "no flow between groups, at any depth")
+    inv, why = _resolve_invariant(mask, invariant, timeout)
+    if inv is None:
+        return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
+    conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
+    statement = _statement(mask, _params_of(mask, inv), conds, "no flow between groups, at any depth")
+    status, why, _w = _check_invariant(mask, inv, conds, timeout)
+    if status != "ok":
+        return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"invariant {inv.name}: {why}")
+    p, k = z3.Ints("p k")
+    query = conds + [inv.inside(p, k)] + inv.facts([(p, k)]) + [inv.attends(p, k), apart(p, k)]
+    status, model, reason, _ = _solve(query, timeout)
+    if status == UNSAT:
+        recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_isolation(task, n, ps, None, None),
+                                 _params_of(mask, inv))
+        return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
+                               f"invariant {inv.name}: (1), (2), and no two positions of different groups inside it")
+    if status == SAT:
+        n, ps = _values(model, [mask, inv])
+        return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                               f"invariant {inv.name}: (3) fails: at n = {n}{_ptext(ps)} positions {_value(model, p)} "
+                               f"and {_value(model, k)} of different groups are related (try layers=)")
+    return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
+                           f"invariant {inv.name}: (3): the solver said {reason or status}")
+
+
+# ---------------------------------------------------------------- concrete re-checks
+
+
+def _ptext(params: dict) -> str:
+    return "".join(f", {p} = {v}" for p, v in params.items())
+
+
+def _small_instances(mask: SymbolicMask, conds: list, upto: int, params: dict | None = None,
+                     limit: int = 12) -> list[tuple[int, dict]]:
+    """Up to ``limit`` values of ``(n, params)`` with ``n <= upto`` satisfying the side conditions."""
+    if upto <= 0:
+        return []
+    params = _params_of(mask) if params is None else params
+    terms = ([mask.n] if not z3.is_int_value(mask.n) else []) + [params[p] for p in sorted(params)]
+    solver = z3.Solver()
+    solver.set("timeout", 5000)
+    solver.add(*conds)
+    if not z3.is_int_value(mask.n):
+        solver.add(mask.n <= upto)
+    for p in params.values():  # parameters bounded too, so the enumeration ends
+        solver.add(p <= upto + 1, p >= -1)
+    out = []
+    while len(out) < limit and solver.check() == z3.sat:
+        model = solver.model()
+        values = [_value(model, x) for x in terms]
+        n = _value(model, mask.n)
+        out.append((n, {p: _value(model, params[p]) for p in sorted(params)}))
+        if not terms:
+            break
+        solver.add(z3.Or([x != v for x, v in zip(terms, values)]))
+    return sorted(out, key=lambda x: (x[0], sorted(x[1].items())))
+
+
+def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: dict | None = None) -> str | None:
+    """Run ``one(n, params)`` at each small instance; the first disagreement, or "confirmed at …"."""
+    instances = _small_instances(mask, conds, upto, params)
+    if not instances:
+        return None
+    for n, ps in instances:
+        try:
+            result = one(n, ps)
+        except Exception as exc:  # a re-check that cannot run is reported, not hidden
+            return f"not re-checked: {type(exc).__name__}: {exc}"
+        if result != "confirmed":
+            return result
+    return f"confirmed at {len(instances)} instance(s) with n <= {upto}"
+
+
+def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
+    from hasse.theory.order import mask_to_order
+
+    try:
+        matrix = mask.concrete(n, **params)
+    except Exception as exc:
+        return f"not re-checked: {exc}"
+    dense = mask_to_order(matrix).dense
+    if witness is None:
+        return "confirmed" if dense else f"DISAGREES: proved dense, but the concrete engine finds it not dense at " \
+                                         f"n = {n}{_ptext(params)}"
+    a, b, c = witness
+    attends = matrix | _eye(matrix.shape[0])
+    if dense or not (attends[c, b] and attends[b, a] and not attends[c, a]):
+        return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds the mask " \
+               f"{'dense' if dense else 'not dense, but not at this path'}"
+    return "confirmed"
+
+
+def _eye(size: int):
+    import numpy as np
+
+    return np.eye(size, dtype=bool)
+
+
+def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) -> str:
+    try:
+        ma, mb = a.concrete(n, **_own(a, params)), b.concrete(n, **_own(b, params))
+    except Exception as exc:
+        return f"not re-checked: {exc}"
+    if ma.shape != mb.shape:
+        return f"DISAGREES: sizes {ma.shape[0]} and {mb.shape[0]} at n = {n}{_ptext(params)}"
+    if pair is None:
+        if (ma != mb).any():
+            q, k = map(int, zip(*((ma != mb).nonzero())).__next__())
+            return f"DISAGREES: proved equivalent, but M[{q}, {k}] differs at n = {n}{_ptext(params)}"
+        return "confirmed"
+    q, k = pair
+    if ma[q, k] == mb[q, k]:
+        return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at n = {n}{_ptext(params)}"
+    return "confirmed"
+
+
+def _own(mask: SymbolicMask, params: dict) -> dict:
+    return {p: v for p, v in params.items() if p in mask.params}
+
+
+def _concrete_task(task: SymbolicTask, n: int, params: dict):
+    if task.concrete is None:
+        raise ValueError("the task has no concrete form")
+    return task.concrete(n, **params)
+
+
+def _concrete_leak(task: SymbolicTask, n: int, params: dict, layers, leak) -> str:
+    from hasse.theory.leak import find_leaks
+
+    try:
+        concrete = _concrete_task(task, n, params)
+    except Exception as exc:
+        return f"not re-checked: {exc}"
+    found = find_leaks(concrete, layers, empty_rows="attend-none").leaks_within(layers)
+    if leak is None:
+        return "confirmed" if not found else \
+            f"DISAGREES: proved leak-free, but the concrete engine at n = {n}{_ptext(params)} finds " \
+            f"position {found[0].position} predicting {found[0].target} along {list(found[0].path)}"
+    p, t = leak
+    if any(x.position == p and x.target == t for x in found):
+        return "confirmed"
+    return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds no leak of token {t} into position {p}" \
+           f" within {layers} layers"
+
+
+def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow) -> str:
+    from hasse.theory.leak import find_leaks
+
+    try:
+        concrete = _concrete_task(task, n, params)
+    except Exception as exc:
+        return f"not re-checked: {exc}"
+    found = find_leaks(concrete, layers, empty_rows="attend-none").isolation_within(layers)
+    if flow is None:
+        return "confirmed" if not found else \
+            f"DISAGREES: proved isolated, but the concrete engine at n = {n}{_ptext(params)} finds " \
+            f"a flow along {list(found[0].path)}"
+    p, s = flow
+    if any(x.position == p for x in found):
+        return "confirmed"
+    return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds no flow into position {p} " \
+           f"(from {s}) within {layers} layers"
