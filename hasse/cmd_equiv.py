@@ -51,19 +51,19 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from hasse.cmd_prove_mask import _claims, call_claim, narrow, report, symbolic_mask, verdict_record
+    from hasse.cmd_prove_mask import _claims, _copy, call_claim, narrow, report, symbolic_mask, verdict_record
     from hasse.proofs.certificate import refuse_overwrite
 
     if args.certificate:
         refuse_overwrite(args.certificate, ())
-    a = symbolic_mask(args.mask_a, args.heads, "MASK_A")
-    b = symbolic_mask(args.mask_b, args.heads, "MASK_B")
+    a = _copy(symbolic_mask(args.mask_a, args.heads, "MASK_A"))
+    b = _copy(symbolic_mask(args.mask_b, args.heads, "MASK_B"))
     claims = _claims()
     ranges = []
     for mask in (a, b):
-        usable = [r for r in args.param_range if _names(r) in ({"n"} | set(mask.params))]
+        usable = [r for r in args.param_range if _names(r) in _symbols(mask)]
         ranges = narrow(mask, usable) or ranges
-    names = {"n"} | set(a.params) | set(b.params)
+    names = _symbols(a) | _symbols(b)
     for r in args.param_range:
         if _names(r) not in names:
             raise InputError(f"--param-range {r}: not a symbolic parameter of either mask "
@@ -74,6 +74,11 @@ def run(args) -> int:
     obj = {**json_header_pair(args), "param_ranges": [{"name": n, "lo": lo, "hi": hi} for n, lo, hi in ranges],
            **record}
     return report(args, obj, {"mask_a": a, "mask_b": b}, title=f"equiv {args.mask_a} {args.mask_b}")
+
+
+def _symbols(mask) -> set[str]:
+    """The names --param-range knows for ``mask``: n, each parameter's key and its symbol (window and w)."""
+    return {"n"} | set(mask.params) | {str(t) for t in mask.params.values()}
 
 
 def _names(text: str) -> str:

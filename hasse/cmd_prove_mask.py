@@ -227,8 +227,9 @@ def narrow(mask, ranges: list[str]) -> list[tuple[str, int, int]]:
     for name, lo, hi in parsed:
         if name == "n":
             term = mask.n
-        elif name in mask.params:
-            term = mask.params[name]
+        elif name in mask.params or name in {str(t): k for k, t in mask.params.items()}:
+            term = mask.params.get(name) if name in mask.params else \
+                next(t for t in mask.params.values() if str(t) == name)
         else:
             known = ", ".join(["n", *mask.params]) if not _is_number(mask.n) else ", ".join(mask.params) or "none"
             raise InputError(f"--param-range {name}: not a symbolic parameter of {mask.name} (symbolic: {known})")
@@ -238,6 +239,11 @@ def narrow(mask, ranges: list[str]) -> list[tuple[str, int, int]]:
     if parsed:
         mask.statement = describe_conditions(mask.n, mask.params, mask.conditions)
     return parsed
+
+
+def _copy(mask):
+    """A copy of ``mask`` with its own list of side conditions (--param-range extends it; a cached form stays)."""
+    return dataclasses.replace(mask, conditions=list(mask.conditions))
 
 
 def _is_number(term) -> bool:
@@ -287,17 +293,25 @@ def run(args) -> int:
         raise InputError("--claim dense is about the mask alone: no --task")
     if args.certificate:
         refuse_overwrite(args.certificate, ())
-    mask = symbolic_mask(args.mask, args.heads)
+    task = None
+    if args.claim != "dense" and not args.task:
+        task = _own_task(args.mask, args.claim)  # MASK is a task (butterfly, packed): its own mask and labels
+        mask = task.mask = _copy(task.mask)
+    else:
+        mask = _copy(symbolic_mask(args.mask, args.heads))
     ranges = narrow(mask, args.param_range)
     claims = _claims()
     invariant = None
-    task = None
     start = time.perf_counter()
     if args.claim == "dense":
         verdict = call_claim(claims.prove_dense, mask, timeout=args.timeout)
     else:
-        task = symbolic_task(args.task, mask) if args.task else _own_task(args.mask, mask, args.claim)
+        if task is None:
+            task = symbolic_task(args.task, mask)
         if args.claim == "consistent":
+            if not hasattr(claims, "prove_consistent"):
+                raise InputError("--claim consistent: no symbolic consistency check in this version of the kit "
+                                 "(use hasse consistent TRAIN_TASK --inference FAMILY at one n)")
             verdict = call_claim(claims.prove_consistent, task, timeout=args.timeout)
         else:
             if args.layers is None:
@@ -324,22 +338,17 @@ def run(args) -> int:
                   + (f" --layers {args.layers}" if args.layers else ""))
 
 
-def _own_task(source: str, mask, claim: str):
-    """MASK's own task (a catalogue design that is a task: butterfly, packed, …), read through ``mask``."""
+def _own_task(source: str, claim: str):
+    """MASK's own task (a catalogue design that is a task: butterfly, packed, …); exit 2 when MASK is none."""
     from hasse.theory.mask_io import source_kind
 
     if source_kind(source) != "spec":
         raise InputError(f"{source}: --claim {claim} needs a task; give --task TASK (e.g. causal_lm)")
     try:
-        task = symbolic_task(source)
+        return dataclasses.replace(symbolic_task(source))  # a copy: its mask is narrowed in place
     except InputError as exc:
-        raise InputError(f"{source}: --claim {claim} needs a task and MASK is none ({exc}); give --task TASK") \
+        raise InputError(f"--claim {claim} needs a task and MASK is none ({exc}); give --task TASK (e.g. causal_lm)") \
             from None
-    return dataclasses.replace(task, mask=mask) if task.mask is not mask and _same_symbols(task.mask, mask) else task
-
-
-def _same_symbols(a, b) -> bool:
-    return str(a.n) == str(b.n) and set(a.params) == set(b.params) and str(a.size) == str(b.size)
 
 
 def verdict_record(verdict, seconds: float) -> dict:
@@ -401,7 +410,8 @@ def report(args, obj: dict, formulas: dict, title: str) -> int:
         say(f"{title}: {VERDICT_WORDS[obj['verdict']]} ({obj['seconds']:.2f} s)")
         if obj["statement"]:
             say(f"  {'proved' if obj['verdict'] == 'proved' else 'statement'}: {obj['statement']}")
-        say(*counterexample_lines(obj["counterexample"]))
+        if obj["counterexample"] is not None:
+            say(*counterexample_lines(obj["counterexample"]))
         if obj["recheck"]:
             say(f"  re-check by the concrete engine: {obj['recheck']}")
         if obj["reason"]:

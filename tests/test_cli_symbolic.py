@@ -280,3 +280,43 @@ def test_leak_free_with_a_task_and_an_invariant(capsys, masks):
     assert code == 0 and data["invariant"] == f"{masks}:causal" and valid("prove-mask", data) == [], err
     code, out, err = run(capsys, "prove-mask", "butterfly", "--claim", "leak-free", "--layers", "3")
     assert code == 0 and "PROVED" in out, out + err
+
+
+@needs_tasks
+def test_own_task_isolation_and_a_bad_design_within_layers(capsys):
+    code, out, err = run(capsys, "prove-mask", "packed", "--claim", "isolation", "--json")
+    data = json.loads(out)
+    assert code == 0 and data["verdict"] == "proved" and valid("prove-mask", data) == [], err
+    from hasse.theory.catalog import build_task
+    from hasse.theory.leak import find_leaks
+
+    smallest = next(n for n in range(1, 8) if find_leaks(build_task(f"bad_butterfly_crossed:n={n}"), layers=2).leaks)
+    code, out, err = run(capsys, "prove-mask", "bad_butterfly_crossed", "--claim", "leak-free", "--layers", "2",
+                         "--json")
+    data = json.loads(out)
+    assert code == 1 and data["counterexample"]["n"] == smallest, (data, err)
+
+
+@needs_catalog
+def test_param_range_by_key_or_symbol_is_in_the_statement(capsys):
+    for name in ("block", "l"):
+        code, out, err = run(capsys, "prove-mask", "block_causal", "--claim", "dense", "--param-range",
+                             f"{name}=2..4", "--json")
+        data = json.loads(out)
+        assert code == 0 and "<= 4" in data["statement"], (data, err)
+
+
+def test_consistent_without_a_symbolic_check_is_exit_2(capsys, fake, monkeypatch):
+    claims = fake()
+    monkeypatch.delattr(claims, "prove_consistent")
+    code, out, err = run(capsys, "prove-mask", "block_two_stream", "--claim", "consistent")
+    assert code == 2 and "hasse consistent" in err and err.count("\n") == 1, err
+
+
+@needs_tasks
+def test_task_is_read_through_mask(capsys):
+    # causal_lm through a bidirectional mask: position 0 predicts x_1 and attends position 1 (n = 2, one layer)
+    code, out, err = run(capsys, "prove-mask", "bidirectional", "--claim", "leak-free", "--task", "causal_lm",
+                         "--layers", "1", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["counterexample"]["n"] == 2 and data["recheck"].startswith("confirmed"), (data, err)
