@@ -233,7 +233,7 @@ def _renamed(mask: SymbolicMask, fixed_n: bool) -> SymbolicMask:
 
     params = {key: sub(term) for key, term in mask.params.items()}
     conditions = _pruned([sub(c) for c in mask.conditions])
-    return replace(mask, params=params, formula=sub(mask.formula), size=z3.simplify(sub(mask.size)),
+    return replace(mask, params=params, formula=sub(mask.formula), size=z3.simplify(sub(mask.size)) if fixed_n else sub(mask.size),
                    conditions=conditions,
                    obligations=[(sub(o), why) for o, why in mask.obligations],
                    streams=tuple((s, sub(z3.IntVal(p) if isinstance(p, int) else p)) for s, p in mask.streams),
