@@ -138,7 +138,7 @@ def describe_conditions(n: z3.ArithRef, params: dict, conditions: list) -> str:
             bounds.setdefault(str(c.arg(1)), f"{c.arg(1)} >= {c.arg(0)}")
         elif text not in rest:
             rest.append(text)
-    names = [str(n)] + [p for p in params if p != str(n)]
+    names = [str(n)] + [str(v) for v in params.values() if str(v) != str(n)]  # Z3 names: key block, symbol l
     head = "for all " + " and all ".join(bounds.get(x, x) for x in names)
     return head + (f" with {', '.join(rest)}" if rest else "")
 
