@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import z3
 
-from hasse.solvers.symbolic.catalog import Ancestry, fix_index, names, symbolic_mask
+from hasse.solvers.symbolic.catalog import Ancestry, fix_index, index_instances, names, symbolic_mask
 from hasse.solvers.symbolic.trace import TraceError
 from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
@@ -365,3 +365,21 @@ def test_tree_mask_proved_backward_with_the_axioms():
     assert solver.check() == z3.sat  # the uninterpreted relation alone says nothing
     solver.add(*m.facts([(q, k)]))
     assert solver.check() == z3.unsat
+
+
+def test_index_instances_are_valid_catalogue_inputs():
+    """Each instance is a real input of the catalogue (lengths, an order, parents) and its fixed form equals it."""
+    for n in (1, 2, 5, 9):
+        for values in index_instances(symbolic_mask("document:causal=true"), n):
+            doc = values["doc"]
+            assert doc[0] == 0 and all(b - a in (0, 1) for a, b in zip(doc, doc[1:])), doc
+            compare_document(symbolic_mask("document:causal=true"), [doc.count(i) for i in range(doc[-1] + 1)], True)
+        instances = index_instances(symbolic_mask("xlnet"), n)
+        assert len(instances) == 1 if n == 1 else len(instances) >= 2  # duplicates dropped, extremes kept
+        for values in instances:
+            rank = values["rank"]
+            order = [rank.index(place) for place in range(n)]
+            compare_xlnet(symbolic_mask("xlnet"), order)
+        for values in index_instances(symbolic_mask("tree"), n):
+            compare_tree(symbolic_mask("tree"), values["parent"], 2)
+    assert index_instances(symbolic_mask("causal"), 4) == [{}]

@@ -479,6 +479,55 @@ def fix_index(mask: SymbolicMask, **values: Sequence[int]) -> SymbolicMask:
                    statement=_statement(n_value, mask.params, mask.conditions, True))
 
 
+def index_instances(mask: SymbolicMask, n: int, limit: int = 8, seed: int = 0) -> list[dict[str, list[int]]]:
+    """Up to ``limit`` concrete values of ``mask``'s index tensors at ``n`` (for :func:`fix_index` and re-checks).
+
+    Each is a dict by index name, of the kind the index declares: ``nondecreasing`` —
+    document ids of lengths (one document, ``n`` of length 1, then random cuts);
+    ``bijection`` — a permutation (identity, reversed, then random); ``backward`` — a
+    parent array (a chain, all roots, then random forests); ``any`` — random values in
+    ``0 … n-1``. The first ones are the extreme cases; the rest are seeded, so the list is
+    the same on every run.
+
+    >>> index_instances(symbolic_mask("xlnet"), 3, limit=2)
+    [{'rank': [0, 1, 2]}, {'rank': [2, 1, 0]}]
+    """
+    import random
+
+    rng = random.Random(seed)
+    if not mask.indexes:
+        return [{}]
+
+    def one(prop: str, i: int) -> list[int]:
+        if prop == "nondecreasing":
+            if i == 0:
+                return [0] * n
+            if i == 1:
+                return list(range(n))
+            cuts = sorted(rng.sample(range(1, n), rng.randint(0, n - 1))) if n > 1 else []
+            return [sum(1 for c in cuts if c <= p) for p in range(n)]
+        if prop == "bijection":
+            if i == 0:
+                return list(range(n))
+            if i == 1:
+                return list(range(n))[::-1]
+            return rng.sample(range(n), n)
+        if prop == "backward":
+            if i == 0:
+                return list(range(-1, n - 1))
+            if i == 1:
+                return [-1] * n
+            return [rng.randint(-1, p - 1) for p in range(n)]
+        return [rng.randrange(n) for _ in range(n)]
+
+    out: list[dict[str, list[int]]] = []
+    for i in range(limit):
+        values = {ix.name: one(ix.prop, i) for ix in mask.indexes}
+        if values not in out:
+            out.append(values)
+    return out
+
+
 # --------------------------------------------------------------------------- a user's file
 
 
@@ -505,4 +554,4 @@ def free_names(mask: SymbolicMask) -> set[str]:
     return {str(c) for c in _free_constants(mask.formula)}
 
 
-__all__ = ["Ancestry", "fix_index", "free_names", "names", "symbolic_mask", "symbolic_mask_mod", "Untraceable"]
+__all__ = ["Ancestry", "fix_index", "free_names", "index_instances", "names", "symbolic_mask", "symbolic_mask_mod", "Untraceable"]
