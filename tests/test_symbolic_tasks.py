@@ -325,3 +325,32 @@ def test_planted_wrong_invariants_are_refuted():
     crossing = dataclasses.replace(inv, formula=inv.k <= inv.q)  # causal over the whole sequence
     verdicts = invariant_conditions(packed, crossing)
     assert verdicts["no target inside"] and not verdicts["inside a group"], verdicts
+
+
+def test_lists_from_model_rebuild_the_instance_of_a_witness():
+    """A model's doc / rank values at the witness positions, turned into lengths / order, give a concrete
+    task with the same pair (the re-check of a counterexample over a list)."""
+    from hasse.solvers.symbolic.tasks import lists_from_model
+
+    a, b = z3.Ints("a_ b_")
+    task = symbolic_task("bad_packed_window")
+    for n in range(2, 7):
+        s = _solver(task, [task.n == n, task.mask.params["window"] == 2])
+        s.add(task.mask.inside(a, b), task.mask.allowed(a, b), task.group(a) != task.group(b),
+              *task.mask.facts([(a, b)]))
+        assert s.check() == z3.sat
+        m = s.model()
+        qa, qb = m.eval(a).as_long(), m.eval(b).as_long()
+        concrete = task.concrete(n, window=2, **lists_from_model(task, m, n, positions=[qa, qb]))
+        assert concrete.mask[qa, qb]
+        assert not any(qa in g and qb in g for g in concrete.isolate), (n, qa, qb, concrete.isolate)
+    task = symbolic_task("xlnet")
+    for n in range(2, 7):
+        s = _solver(task, [task.n == n])
+        s.add(task.mask.inside(a, b), a >= n, b < n, b != a - n - 1, task.mask.allowed(a, b),
+              *task.mask.facts([(a, b)]))
+        assert s.check() == z3.sat
+        m = s.model()
+        qa, qb = m.eval(a).as_long(), m.eval(b).as_long()
+        concrete = task.concrete(n, **lists_from_model(task, m, n, positions=[qa % n, qb % n]))
+        assert concrete.mask[qa, qb], (n, qa, qb, concrete.name)

@@ -92,8 +92,24 @@ def _parse(spec: str) -> tuple[str, dict]:
     return name, values
 
 
+# The list a concrete task needs when neither the spec nor the caller gives it (a re-check at n
+# and the integer parameters only): one instance, chosen to exercise what the task is about.
+_DEFAULT_LISTS: dict[str, Callable[[int], dict]] = {
+    "xlnet": lambda n: {"order": tuple(range(n))},  # left to right
+    "mlm": lambda n: {"masked": tuple(range(0, n, 2))},  # every other token
+    "packed": lambda n: {"lengths": (2,) * (n // 2) + (1,) * (n % 2)},  # boundaries and labels both
+    "bad_packed_window": lambda n: {"lengths": (1,) * n},  # every boundary: the flaw shows wherever it can
+}
+
+
 def _concrete(name: str, fixed: dict) -> Callable:
-    """``concrete(n, **params)``: the catalogue's task at these values (the spec's own values kept)."""
+    """``concrete(n, **params)``: the catalogue's task at these values (the spec's own values kept).
+
+    A list the task needs (``order``, ``masked``, ``lengths``) comes from the spec, else from
+    ``params``, else from :data:`_DEFAULT_LISTS` (one instance: the modelled list stands for all
+    of them, so a re-check there is of that instance only; :func:`lists_from_model` gives the
+    lists of a Z3 model instead).
+    """
     import hasse.theory.catalog  # noqa: F401
     from hasse.theory.catalog import build_task, get_entry
     from hasse.theory.spec import format_value
@@ -103,6 +119,8 @@ def _concrete(name: str, fixed: dict) -> Callable:
 
     def concrete(n: int, **params):
         values = {**fixed, **params}
+        if name in _DEFAULT_LISTS:
+            values = {**_DEFAULT_LISTS[name](n), **values}
         if has_n:
             values[N] = n
         items = [f"{p.name}={format_value(p, values[p.name])}" for p in entry.params if p.name in values]
@@ -239,7 +257,7 @@ def symbolic_task(spec: str) -> SymbolicTask:
     >>> t = symbolic_task("butterfly")
     >>> str(t.mask.size), t.mask.statement
     ('3*n - 2', 'for all n >= 1')
-    >>> z3.simplify(z3.substitute(t.holds(z3.IntVal(6), z3.IntVal(0)), (t.n, z3.IntVal(3))))  # P_1 holds x_0
+    >>> z3.simplify(z3.substitute(t.holds(z3.IntVal(5), z3.IntVal(0)), (t.n, z3.IntVal(3))))  # P_1 holds x_0
     True
     >>> symbolic_task("ar:n=3")
     Traceback (most recent call last):
@@ -631,3 +649,53 @@ def _table(x, values, default: int):
     for i in reversed(range(len(values))):
         out = z3.If(x == i, z3.IntVal(int(values[i])), out)
     return out
+
+
+def lists_from_model(task: SymbolicTask, model: z3.ModelRef, n: int, positions=None) -> dict:
+    """The lists a Z3 model of ``task`` chose at sample length ``n``: ``order``, ``lengths`` or ``masked``.
+
+    For the concrete re-check of a counterexample: ``task.concrete(n, **params, **lists_from_model(…))``
+    builds the very instance the model describes. ``positions``: the positions the query read
+    (a witness path); the model's values there are kept (and at ``p + 1``, which ``predicts``
+    reads), and a position left free joins the document before it (packed), or is ranked after
+    the others (xlnet). Without ``positions`` every value of the model is kept, made
+    non-decreasing where needed.
+
+    >>> t = symbolic_task("packed")
+    >>> s = z3.Solver(); doc = z3.Function("doc", z3.IntSort(), z3.IntSort())
+    >>> s.add(doc(0) == 4, doc(1) == 7, doc(2) == 7); s.check()
+    sat
+    >>> lists_from_model(t, s.model(), 3), lists_from_model(t, s.model(), 3, positions=[0])
+    ({'lengths': (1, 2)}, {'lengths': (1, 2)})
+    """
+    from hasse.theory.spec import parse_spec
+
+    name, given = parse_spec(task.name.split(" through ")[0])
+    keep = set(range(n)) if positions is None else {int(p) + d for p in positions for d in (0, 1)} & set(range(n))
+    out: dict = {}
+    if name == "xlnet" and "order" not in given:
+        values = _values_at(model, "rank", n)
+        out["order"] = tuple(sorted(range(n), key=lambda i: (values[i] if i in keep else n + i, i)))
+    elif name in ("packed", "bad_packed_window") and "lengths" not in given:
+        values = _values_at(model, "doc", n)
+        ids: list = [values[i] if i in keep else None for i in range(n)]
+        last = next((v for v in ids if v is not None), 0)
+        for i in range(n):
+            ids[i] = last = max(last, ids[i]) if ids[i] is not None else last
+        lengths, run = [], 1
+        for i in range(1, n):
+            if ids[i] == ids[i - 1]:
+                run += 1
+            else:
+                lengths.append(run)
+                run = 1
+        out["lengths"] = tuple(lengths + [run]) if n else ()
+    elif name == "mlm" and "masked" not in given:
+        out["masked"] = tuple(i for i in range(n)
+                              if z3.is_true(model.eval(MASKED(z3.IntVal(i)), model_completion=True)))
+    return out
+
+
+def _values_at(model: z3.ModelRef, name: str, n: int) -> list[int]:
+    f = z3.Function(name, z3.IntSort(), z3.IntSort())
+    return [model.eval(f(z3.IntVal(i)), model_completion=True).as_long() for i in range(n)]
