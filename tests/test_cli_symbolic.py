@@ -320,3 +320,12 @@ def test_task_is_read_through_mask(capsys):
                          "--layers", "1", "--json")
     data = json.loads(out)
     assert code == 1 and data["counterexample"]["n"] == 2 and data["recheck"].startswith("confirmed"), (data, err)
+
+
+@needs_tasks
+def test_bench_symbolic_runs_and_finds_the_refutation_where_the_sweep_does(capsys):
+    from benchmarks import bench_symbolic
+
+    bench_symbolic.main(["--only", "w=3 vs distance", "--repeats", "1"])
+    row = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "refuted" in row and "| 4 |" in row and "finds it at n = 4" in row, row
