@@ -89,7 +89,7 @@ def register(sub) -> None:
     p = add_command(sub, "prove-mask", "prove a claim about a mask for every length n (symbolic, Z3)",
                     DESCRIPTION, EPILOG)
     p.add_argument("mask", metavar="MASK", help="a catalogue spec (parameters left out are symbolic) or FILE.py:fn")
-    p.add_argument("--claim", choices=CLAIMS, required=True, help="what to prove (see above)")
+    p.add_argument("--claim", choices=CLAIMS, help="what to prove (see above; required)")
     p.add_argument("--task", metavar="TASK",
                    help="the task whose targets must not leak (a catalogue task: causal_lm, mlm, packed, …); "
                         "default: MASK's own task (butterfly, block_two_stream, …)")
@@ -283,6 +283,8 @@ def call_claim(fn, *args, timeout: float | None = None, **kwargs):
 def run(args) -> int:
     from hasse.proofs.certificate import refuse_overwrite
 
+    if args.claim is None:
+        raise InputError(f"--claim is required: one of {', '.join(CLAIMS)}")
     if args.layers is not None and args.layers < 1:
         raise InputError(f"--layers must be >= 1, got {args.layers}")
     if args.layers is not None and args.invariant:
@@ -333,6 +335,8 @@ def run(args) -> int:
     formulas = {"mask": mask}
     if invariant is not None:
         formulas["invariant"] = invariant
+    if task is not None:
+        formulas["task"] = task
     return report(args, obj, formulas, title=f"prove-mask {args.mask} --claim {args.claim}"
                   + (f" --task {args.task}" if args.task else "")
                   + (f" --layers {args.layers}" if args.layers else ""))
@@ -427,7 +431,24 @@ def report(args, obj: dict, formulas: dict, title: str) -> int:
 
 
 def formula_record(mask) -> dict:
-    """A mask's formula as text (cut at FORMULA_CHARS) with its SHA-256, its size term and side conditions."""
+    """A mask's formula as text (cut at FORMULA_CHARS) with its SHA-256, its size term and side conditions.
+
+    A task (anything with ``holds``) gives ``holds(p, t)``, ``predicts(p, t)`` and ``group(p)`` at fresh
+    symbols ``p``, ``t`` instead, each with its own SHA-256.
+    """
+    if hasattr(mask, "holds"):
+        import z3
+
+        p, t = z3.Ints("p t")
+        parts = {"holds": mask.holds(p, t), "predicts": mask.predicts(p, t)}
+        if mask.group is not None:
+            parts["group"] = mask.group(p)
+        out = {"name": mask.name, "conditions": [str(c) for c in mask.conditions]}
+        for key, expr in parts.items():
+            text = str(expr)
+            out[key] = text if len(text) <= FORMULA_CHARS else None
+            out[f"{key}_sha256"] = hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return out
     text = str(mask.formula)
     return {"name": mask.name, "size": str(mask.size), "conditions": [str(c) for c in mask.conditions],
             "formula": text if len(text) <= FORMULA_CHARS else None, "formula_chars": len(text),

@@ -176,6 +176,8 @@ def test_certificate_is_json_with_claim_statement_formulas_and_versions(capsys, 
     (["prove-mask", "{m}:causal", "--claim", "leak-free", "--layers", "0"], "--layers must be >= 1"),
     (["prove-mask", "{m}:causal", "--claim", "leak-free"], "needs a task"),
     (["prove-mask", "{m}:causal", "--claim", "dense", "--timeout", "0"], "--timeout"),
+    (["prove-mask", "{m}:causal"], "--claim is required"),
+    (["prove-mask", "docs/schema.json", "--claim", "dense"], "holds one size"),
     (["equiv", "{m}:causal", "{m}:xor"], "masks.py:"),
     (["equiv", "{m}:causal", "{m}:window3", "--param-range", "zz=1..2"], "not a symbolic parameter"),
 ])
@@ -283,10 +285,14 @@ def test_leak_free_with_a_task_and_an_invariant(capsys, masks):
 
 
 @needs_tasks
-def test_own_task_isolation_and_a_bad_design_within_layers(capsys):
-    code, out, err = run(capsys, "prove-mask", "packed", "--claim", "isolation", "--json")
+def test_own_task_isolation_and_a_bad_design_within_layers(capsys, tmp_path):
+    cert = tmp_path / "packed.json"
+    code, out, err = run(capsys, "prove-mask", "packed", "--claim", "isolation", "--json", "--certificate", cert)
     data = json.loads(out)
     assert code == 0 and data["verdict"] == "proved" and valid("prove-mask", data) == [], err
+    formulas = json.loads(cert.read_text())["formulas"]
+    assert formulas["task"]["group"] == "doc(p)" and "doc(p + 1) == doc(p)" in formulas["task"]["predicts"]
+    assert set(formulas) == {"mask", "invariant", "task"}
     from hasse.theory.catalog import build_task
     from hasse.theory.leak import find_leaks
 
