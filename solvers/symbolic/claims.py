@@ -106,7 +106,28 @@ def _params_of(*masks: SymbolicMask) -> dict:
     return out
 
 
+def _task_params(task: SymbolicTask, assume: Sequence = ()) -> dict:
+    """The mask's parameters and the task's own (Int constants its side conditions name, besides ``n``)."""
+    out = dict(task.mask.params)
+    known = {str(t) for t in out.values()} | {str(task.mask.n)}
+    todo, seen = list(task.conditions) + list(assume), set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and e.sort() == z3.IntSort() \
+                and str(e) not in known:
+            out[str(e)] = e
+            known.add(str(e))
+        todo.extend(e.children())
+    return out
+
+
 def _statement(mask: SymbolicMask, params: dict, conditions: list, text: str) -> str:
+    if mask.statement and [str(c) for c in conditions] == [str(c) for c in mask.conditions] \
+            and set(params) == set(mask.params):
+        return f"{mask.statement}: {text}"  # the mask's own words (its catalogue names the parameters)
     if z3.is_int_value(mask.n):
         head = describe_conditions(z3.Int("n"), params, conditions).replace("for all n and all ", "for all ")
         head = head.replace("for all n", f"at n = {mask.n}") if not params else head
@@ -229,8 +250,10 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
         n, ps = _values(model, [mask_a, mask_b])
         sa, sb = mask_a.size_at(n, **ps), mask_b.size_at(n, **ps)
         cx = {"n": n, "params": ps, "sizes": [sa, sb]}
-        return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, "confirmed",
-                               f"at n = {n}{_ptext(ps)} the sizes differ: {sa} and {sb}" + (f" ({note})" if note else ""))
+        return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx,
+                               _concrete_sizes(mask_a, mask_b, n, ps),
+                               f"at n = {n}{_ptext(ps)} the sizes differ: {sa} and {sb}"
+                               + (f" ({note})" if note else ""))
     if status != UNSAT:
         return SymbolicVerdict("equivalent", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"comparing the sizes, the solver said {reason or status}")
@@ -248,7 +271,8 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     n, ps = _values(model, [mask_a, mask_b])
     pq, pk = _value(model, q), _value(model, k)
     in_a = z3.is_true(model.eval(mask_a.allowed(pq, pk), model_completion=True))
-    cx = {"n": n, "params": ps, "positions": [pq, pk], "pair": [pq, pk], "allowed_by": mask_a.name if in_a else mask_b.name}
+    cx = {"n": n, "params": ps, "positions": [pq, pk], "pair": [pq, pk],
+          "allowed_by": mask_a.name if in_a else mask_b.name}
     recheck = _concrete_equal(mask_a, mask_b, n, ps, (pq, pk))
     return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                            f"at n = {n}{_ptext(ps)}: M[{pq}, {pk}] is allowed by {cx['allowed_by']} only"
@@ -323,7 +347,17 @@ def _walk(mask: SymbolicMask, layers: int, prefix: str) -> tuple[list, list, lis
     """Positions ``p_0 … p_L``, hop constraints ``A(p_{i+1}, p_i)`` and the facts of those reads."""
     ps = _positions(prefix, layers + 1)
     pairs = [(ps[i + 1], ps[i]) for i in range(layers)]
-    return ps, [mask.attends(x, y) for x, y in pairs], mask.facts(pairs)
+    return ps, [mask.attends(x, y) for x, y in pairs], mask.facts(pairs + _task_pairs(ps))
+
+
+def _task_pairs(positions) -> list:
+    """Pairs whose facts a task's ``holds``/``predicts``/``group`` at these positions may need.
+
+    A task's lookups in an index tensor (``doc(p + 1)``) are among the mask's lookups at
+    ``(p, p)`` (:mod:`solvers.symbolic.tasks`), so each position is read on the diagonal too,
+    and the first against the last. Extra instances of true axioms are sound.
+    """
+    return [(x, x) for x in positions] + ([(positions[-1], positions[0])] if len(positions) > 1 else [])
 
 
 def _path(model, ps) -> list[int]:
@@ -345,23 +379,25 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     """
     start = time.perf_counter()
     mask = task.mask
+    tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
     t = z3.Int("t")
     if layers is not None:
-        statement = _statement(mask, mask.params, conds, f"no position predicts a token it sees within {layers} layers")
+        statement = _statement(mask, tparams, conds, f"no position predicts a token it sees within {layers} layers")
         ps, hops, facts = _walk(mask, layers, "p")
         query = conds + [mask.inside(*ps), t >= 0, t < mask.n] + hops + facts + \
             [task.holds(ps[0], t), task.predicts(ps[-1], t)]
         status, model, reason, _ = _solve(query, timeout)
         if status == UNSAT:
-            recheck = _recheck_small(mask, conds, recheck_upto, lambda n, p: _concrete_leak(task, n, p, layers, None))
+            recheck = _recheck_small(mask, conds, recheck_upto, 
+                                     lambda n, p: _concrete_leak(task, n, p, layers, None), tparams)
             return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
                                    f"no walk of at most {layers} hops from a holder of t to a predictor of t")
         if status != SAT:
             return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                    f"the solver said {reason or status}")
-        model, note = smallest_model(query, mask.n, mask.params, timeout, model)
-        n, params = _values(model, mask)
+        model, note = smallest_model(query, mask.n, tparams, timeout, model)
+        n, params = _values(model, mask, tparams)
         path, tv = _path(model, ps), _value(model, t)
         cx = {"n": n, "params": params, "position": path[-1], "target": tv, "source": path[0], "path": path,
               "depth": len(path) - 1, "positions": path}
@@ -369,28 +405,29 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
                                f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, mask.params, conds, "no position predicts a token it sees, at any depth")
+    statement = _statement(mask, tparams, conds, "no position predicts a token it sees, at any depth")
     inv, why = _resolve_invariant(mask, invariant, timeout)
     if inv is None:
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
-    statement = _statement(mask, _params_of(mask, inv), conds, "no position predicts a token it sees, at any depth")
+    statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
+                           "no position predicts a token it sees, at any depth")
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"invariant {inv.name}: {why}")
     p, j = z3.Ints("p j")
-    query = conds + [inv.inside(p, j), t >= 0, t < mask.n] + inv.facts([(p, j)]) + \
+    query = conds + [inv.inside(p, j), t >= 0, t < mask.n] + inv.facts([(p, j)]) + mask.facts(_task_pairs([p, j])) + \
         [task.predicts(p, t), task.holds(j, t), inv.attends(p, j)]
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
         recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_leak(task, n, ps, None, None),
-                                 _params_of(mask, inv))
+                                 {**tparams, **_params_of(mask, inv)})
         return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
                                f"invariant {inv.name}: (1) M or I inside it, (2) transitive, (3) no predictor of t "
                                f"reaches a holder of t inside it")
     if status == SAT:
-        n, ps = _values(model, [mask, inv])
+        n, ps = _values(model, [mask, inv], tparams)
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"invariant {inv.name}: (3) fails: at n = {n}{_ptext(ps)} position {_value(model, p)} "
                                f"predicts {_value(model, t)}, held by {_value(model, j)}, inside the invariant "
@@ -405,9 +442,10 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     """No position of one group (``group >= 0``) depends on a position of another: by walks, or an invariant."""
     start = time.perf_counter()
     mask = task.mask
+    tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
     if task.group is None:
-        return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, mask.params, conds, "groups are isolated"),
+        return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated"),
                                0.0, None, None, "the task declares no groups")
     g = task.group
 
@@ -415,19 +453,20 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return z3.And(g(x) >= 0, g(y) >= 0, g(x) != g(y))
 
     if layers is not None:
-        statement = _statement(mask, mask.params, conds, f"no flow between groups within {layers} layers")
+        statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers")
         ps, hops, facts = _walk(mask, layers, "p")
         query = conds + [mask.inside(*ps)] + hops + facts + [apart(ps[-1], ps[0])]
         status, model, reason, _ = _solve(query, timeout)
         if status == UNSAT:
-            recheck = _recheck_small(mask, conds, recheck_upto, lambda n, p: _concrete_isolation(task, n, p, layers, None))
+            recheck = _recheck_small(mask, conds, recheck_upto, 
+                                     lambda n, p: _concrete_isolation(task, n, p, layers, None), tparams)
             return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
                                    f"no walk of at most {layers} hops between positions of different groups")
         if status != SAT:
             return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                    f"the solver said {reason or status}")
-        model, note = smallest_model(query, mask.n, mask.params, timeout, model)
-        n, params = _values(model, mask)
+        model, note = smallest_model(query, mask.n, tparams, timeout, model)
+        n, params = _values(model, mask, tparams)
         path = _path(model, ps)
         cx = {"n": n, "params": params, "position": path[-1], "source": path[0], "path": path,
               "depth": len(path) - 1, "positions": path,
@@ -436,26 +475,27 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
                                f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, mask.params, conds, "no flow between groups, at any depth")
+    statement = _statement(mask, tparams, conds, "no flow between groups, at any depth")
     inv, why = _resolve_invariant(mask, invariant, timeout)
     if inv is None:
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
-    statement = _statement(mask, _params_of(mask, inv), conds, "no flow between groups, at any depth")
+    statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds, "no flow between groups, at any depth")
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"invariant {inv.name}: {why}")
     p, k = z3.Ints("p k")
-    query = conds + [inv.inside(p, k)] + inv.facts([(p, k)]) + [inv.attends(p, k), apart(p, k)]
+    query = conds + [inv.inside(p, k)] + inv.facts([(p, k)]) + mask.facts(_task_pairs([p, k])) + \
+        [inv.attends(p, k), apart(p, k)]
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
         recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_isolation(task, n, ps, None, None),
-                                 _params_of(mask, inv))
+                                 {**tparams, **_params_of(mask, inv)})
         return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
                                f"invariant {inv.name}: (1), (2), and no two positions of different groups inside it")
     if status == SAT:
-        n, ps = _values(model, [mask, inv])
+        n, ps = _values(model, [mask, inv], tparams)
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"invariant {inv.name}: (3) fails: at n = {n}{_ptext(ps)} positions {_value(model, p)} "
                                f"and {_value(model, k)} of different groups are related (try layers=)")
@@ -552,6 +592,14 @@ def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair
     if ma[q, k] == mb[q, k]:
         return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at n = {n}{_ptext(params)}"
     return "confirmed"
+
+
+def _concrete_sizes(a: SymbolicMask, b: SymbolicMask, n: int, params: dict) -> str:
+    try:
+        sa, sb = a.concrete(n, **_own(a, params)).shape[0], b.concrete(n, **_own(b, params)).shape[0]
+    except Exception as exc:
+        return f"not re-checked: {exc}"
+    return "confirmed" if sa != sb else f"DISAGREES: both concrete masks have size {sa} at n = {n}{_ptext(params)}"
 
 
 def _own(mask: SymbolicMask, params: dict) -> dict:

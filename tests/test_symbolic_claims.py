@@ -1,0 +1,254 @@
+"""All-n claims (solvers/symbolic/claims.py) against brute force over concrete n.
+
+Every refutation's smallest n is compared with an independent search over concrete
+sizes (numpy grids and the concrete engine), every proof with the concrete engine at
+the small sizes, and each checker is shown to fire on the bug it is named after.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import z3
+
+from hasse.solvers.symbolic.claims import (
+    PROVED, REFUTED, UNKNOWN, causal_order, check_equivalence, known_invariant, prove_dense, prove_isolation,
+    prove_leak_free, smallest_model,
+)
+from hasse.solvers.symbolic.mask import from_mask_mod, from_rule
+from hasse.solvers.symbolic.task import SymbolicTask
+from hasse.theory.leak import find_leaks
+from hasse.theory.masks.causal import causal_mask
+from hasse.theory.masks.chunked import make_chunked
+from hasse.theory.masks.sliding_window import make_sliding_window, make_sliding_window_distance
+from hasse.theory.order import mask_to_order
+from hasse.theory.task import make_task
+from hasse.theory.tasks.parts import tokens_at
+from hasse.theory.tasks.prior_art import causal_lm
+
+
+def _grid(fn, n: int) -> np.ndarray:
+    q, k = np.indices((n, n))
+    return np.asarray(fn(q, k), dtype=bool)
+
+
+def _dense(matrix) -> bool:
+    return mask_to_order(matrix).dense
+
+
+# ---------------------------------------------------------------- density
+
+
+@pytest.mark.parametrize("spec", ["causal", "bidirectional", "block_causal", "prefix_lm", "chunked", "recurrent",
+                                  "bd3lm"])
+def test_dense_catalogue_masks_are_proved_dense(spec):
+    from hasse.solvers.symbolic.catalog import symbolic_mask
+
+    v = prove_dense(symbolic_mask(spec), timeout=20)
+    assert v.verdict == PROVED and v.exit_code == 0 and v.counterexample is None
+    assert v.statement.startswith("for all n >= 1") and v.statement.endswith("M or I is transitive")
+    assert v.recheck.startswith("confirmed"), v.recheck
+
+
+def test_dense_by_hand_rules():
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    assert prove_dense(causal).verdict == PROVED
+    full = from_mask_mod("full", lambda b, h, q, k: q >= 0)
+    assert prove_dense(full).verdict == PROVED
+
+
+def _smallest_not_dense_window(limit=8):
+    for n in range(1, limit):
+        for w in range(1, n + 2):
+            if not _dense(_grid(lambda q, k: (q - w < k) & (k <= q), n)):
+                return n, w
+    return None
+
+
+def test_sliding_window_is_not_dense_at_the_smallest_n():
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    v = prove_dense(sw)
+    assert v.verdict == REFUTED and v.exit_code == 1
+    cx = v.counterexample
+    assert (cx["n"], cx["params"]["w"]) == _smallest_not_dense_window() == (3, 2)
+    a, b, c = cx["path"]
+    m = _grid(lambda q, k: (q - 2 < k) & (k <= q), 3) | np.eye(3, dtype=bool)
+    assert m[c, b] and m[b, a] and not m[c, a]
+    assert v.recheck == "confirmed"
+
+
+# ---------------------------------------------------------------- a planted length-dependent bug
+
+
+def _planted(q, k):
+    return (k <= q) & ((q < 36) | (k > 0))  # right up to n = 36, wrong from n = 37 on
+
+
+def test_planted_length_bug_is_refuted_at_exactly_37():
+    bug = from_mask_mod("planted", lambda b, h, q, k: _planted(q, k))
+    # the concrete engine finds nothing at every small size
+    assert all(_dense(_grid(_planted, n)) for n in range(1, 13))
+    assert all(not find_leaks(_next_token_task(n, _grid(_planted, n))).leaks for n in range(1, 13))
+    brute = next(n for n in range(1, 60) if not _dense(_grid(_planted, n)))
+    assert brute == 37
+    v = prove_dense(bug)
+    assert v.verdict == REFUTED and v.counterexample["n"] == 37 and v.recheck == "confirmed"
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    e = check_equivalence(bug, causal)
+    assert e.verdict == REFUTED and e.counterexample["n"] == 37 and e.counterexample["pair"] == [36, 0]
+    assert e.recheck == "confirmed"
+
+
+# ---------------------------------------------------------------- leaks
+
+
+def _next_token_task(n, matrix, name="next-token"):
+    labels = [i + 1 for i in range(n - 1)] + [None]
+    return make_task(n, tokens_at(range(n)), labels, matrix, name=name)
+
+
+def _next_token(mask, concrete=None) -> SymbolicTask:
+    n = mask.n
+    return SymbolicTask("next-token", mask, holds=lambda p, t: t == p,
+                        predicts=lambda p, t: z3.And(t == p + 1, p < n - 1), concrete=concrete)
+
+
+def test_causal_next_token_is_leak_free():
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    task = _next_token(causal, lambda n: causal_lm(n))
+    for layers in (0, 1, 3):
+        v = prove_leak_free(task, layers=layers)
+        assert v.verdict == PROVED and v.recheck.startswith("confirmed"), v
+    v = prove_leak_free(task)  # every depth: the mask itself is a checked invariant
+    assert v.verdict == PROVED and "at any depth" in v.statement, v
+    assert v.recheck.startswith("confirmed")
+
+
+def _skip(q, k):
+    return (k <= q) | ((q % 5 == 4) & (k == q + 2))  # position 4 sees 6, which sees 5 (its target)
+
+
+def _brute_leak(fn, layers, limit=16):
+    for n in range(1, limit):
+        found = find_leaks(_next_token_task(n, _grid(fn, n)), layers).leaks_within(layers)
+        if found:
+            return n, found
+    return None, ()
+
+
+def test_leaky_design_refuted_at_the_smallest_n():
+    mask = from_mask_mod("skip", lambda b, h, q, k: _skip(q, k))
+    task = _next_token(mask, lambda n: _next_token_task(n, _grid(_skip, n)))
+    assert prove_leak_free(task, layers=1).verdict == PROVED
+    assert _brute_leak(_skip, 1, 12)[0] is None
+    v = prove_leak_free(task, layers=2)
+    n, found = _brute_leak(_skip, 2)
+    assert v.verdict == REFUTED and v.counterexample["n"] == n == 7
+    cx = v.counterexample
+    assert (cx["position"], cx["target"]) in {(x.position, x.target) for x in found}
+    assert cx["path"] == [5, 6, 4] and v.recheck == "confirmed"
+    # every depth: no invariant fits (the causal order fails condition 1), so unknown, never proved
+    every = prove_leak_free(task)
+    assert every.verdict == UNKNOWN and every.exit_code == 3
+
+
+def test_wrong_invariant_gives_unknown_not_a_verdict():
+    full = from_mask_mod("full", lambda b, h, q, k: q >= 0)
+    task = _next_token(full)
+    v = prove_leak_free(task, invariant=causal_order(full))
+    assert v.verdict == UNKNOWN and "(1) fails" in v.reason
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    v = prove_leak_free(_next_token(sw), invariant=sw)  # not transitive
+    assert v.verdict == UNKNOWN and "(2) fails" in v.reason
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    shifted = SymbolicTask("self", causal, holds=lambda p, t: t == p + 1, predicts=lambda p, t: t == p + 1)
+    v = prove_leak_free(shifted, invariant=causal)
+    assert v.verdict == UNKNOWN and "(3) fails" in v.reason
+    assert prove_leak_free(shifted, layers=0).verdict == REFUTED
+
+
+def test_sliding_window_next_token_proved_by_the_causal_order():
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    inv = known_invariant(sw)
+    assert inv is not None and inv is not sw  # not dense, inside the causal order
+    task = _next_token(sw, lambda n, w: _next_token_task(n, _grid(lambda q, k: (q - w < k) & (k <= q), n)))
+    v = prove_leak_free(task)
+    assert v.verdict == PROVED and v.recheck.startswith("confirmed"), v
+
+
+# ---------------------------------------------------------------- isolation
+
+
+def _grouped(mask, fn, groups_of):
+    def concrete(n, **ps):
+        matrix = _grid(lambda q, k: fn(q, k, **ps), n)
+        groups = {}
+        for p in range(n):
+            groups.setdefault(groups_of(p, **ps), []).append(p)
+        return make_task(n, tokens_at(range(n)), [None] * n, matrix, isolate=list(groups.values()))
+    return concrete
+
+
+def test_isolation_of_chunks():
+    chunked = from_rule("chunked", make_chunked, params={"chunk": None})
+    c = chunked.params["chunk"]
+    rule = lambda q, k, chunk: (k // chunk == q // chunk) & (k <= q)  # noqa: E731
+    task = SymbolicTask("chunks", chunked, holds=lambda p, t: t == p, predicts=lambda p, t: False,
+                        group=lambda p: p / c, concrete=_grouped(chunked, rule, lambda p, chunk: p // chunk))
+    v = prove_isolation(task)
+    assert v.verdict == PROVED and v.recheck.startswith("confirmed"), v
+    assert prove_isolation(task, layers=3).verdict == PROVED
+
+
+def test_window_across_groups_refuted_at_the_smallest_n():
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    n_, w = sw.n, sw.params["w"]
+    block = z3.Int("b")
+    rule = lambda q, k, w, b: (q - w < k) & (k <= q)  # noqa: E731
+    task = SymbolicTask("window over blocks", sw, holds=lambda p, t: t == p, predicts=lambda p, t: False,
+                        group=lambda p: p / block, conditions=[block >= 2, n_ % block == 0],
+                        concrete=_grouped(sw, rule, lambda p, w, b: p // b))
+    v = prove_isolation(task, layers=1, assume=[])
+    assert v.verdict == REFUTED
+    # brute force: blocks of b >= 2 tile n; a window of w keys crosses a boundary
+    brute = min((n, w_, b) for n in range(1, 8) for w_ in range(1, n + 2) for b in range(2, n + 1) if n % b == 0
+                and any((q - w_ < k <= q) and q // b != k // b for q in range(n) for k in range(n)))
+    assert v.counterexample["n"] == brute[0] == 4, v
+    assert v.recheck == "confirmed"
+
+
+# ---------------------------------------------------------------- equivalence
+
+
+def test_window_of_w_keys_and_of_distance_w_differ():
+    keys = from_rule("window", make_sliding_window, params={"w": None})
+    dist = from_rule("distance", lambda w: make_sliding_window_distance(w), params={"w": None})
+    v = check_equivalence(keys, dist)
+    # by hand: w = 1 is self only by keys and {q - 1, q} by distance: they differ at n = 2, pair (1, 0)
+    assert v.verdict == REFUTED
+    assert (v.counterexample["n"], v.counterexample["params"], v.counterexample["pair"]) == (2, {"w": 1}, [1, 0])
+    assert v.counterexample["allowed_by"] == "distance" and v.recheck == "confirmed"
+    d = from_rule("distance", make_sliding_window_distance, params={"d": None})
+    same = check_equivalence(keys, d, assume=[z3.Int("d") == z3.Int("w") - 1])
+    assert same.verdict == PROVED and same.recheck.startswith("confirmed"), same
+
+
+def test_smallest_model_bisects():
+    n, x = z3.Ints("n x")
+    model, note = smallest_model([n >= 1, x >= 0, x < n, x * x == 1024], n, {})
+    assert model[n].as_long() == 33 and note == ""
+
+
+# ---------------------------------------------------------------- the re-check fires
+
+
+def test_recheck_disagreement_is_loud():
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    # a concrete builder that is wrong (bidirectional): the proof stands, the re-check says so loudly
+    wrong = _next_token(causal, lambda n: _next_token_task(n, np.ones((n, n), dtype=bool)))
+    v = prove_leak_free(wrong, layers=1)
+    assert v.verdict == PROVED and v.recheck.startswith("DISAGREES") and v.disagrees
+    leaky = from_mask_mod("skip", lambda b, h, q, k: _skip(q, k))
+    wrong = _next_token(leaky, lambda n: causal_lm(n))
+    v = prove_leak_free(wrong, layers=2)
+    assert v.verdict == REFUTED and v.recheck.startswith("DISAGREES"), v.recheck
