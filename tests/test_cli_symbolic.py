@@ -43,6 +43,10 @@ def hard(b, h, q_idx, kv_idx):
 
 def xor(b, h, q_idx, kv_idx):
     return (q_idx ^ kv_idx) == 0
+
+
+def heads(b, h, q_idx, kv_idx):
+    return (kv_idx <= q_idx) & ((h == 0) | (kv_idx == q_idx))
 '''
 
 
@@ -335,3 +339,21 @@ def test_bench_symbolic_runs_and_finds_the_refutation_where_the_sweep_does(capsy
     bench_symbolic.main(["--only", "w=3 vs distance", "--repeats", "1"])
     row = capsys.readouterr().out.strip().splitlines()[-1]
     assert "refuted" in row and "| 4 |" in row and "finds it at n = 4" in row, row
+
+
+@needs_claims
+def test_equiv_of_two_files_finds_the_planted_length(capsys, masks):
+    code, out, err = run(capsys, "equiv", f"{masks}:planted", f"{masks}:causal", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["counterexample"]["n"] == 37 and valid("equiv", data) == [], (data, err)
+    assert data["spec"] is None and data["mask_b"] == f"{masks}:causal"
+    code, out, err = run(capsys, "equiv", f"{masks}:planted", f"{masks}:causal", "--param-range", "n=1..36")
+    assert code == 0 and "n <= 36" in out, out + err
+
+
+@needs_claims
+def test_a_mask_mod_that_reads_h_needs_heads(capsys, masks):
+    code, out, err = run(capsys, "prove-mask", f"{masks}:heads", "--claim", "dense")
+    assert code == 2 and "--heads" in err and err.count("\n") == 1, err
+    code, out, err = run(capsys, "prove-mask", f"{masks}:heads", "--claim", "dense", "--heads", "2")
+    assert code == 0 and "PROVED" in out, out + err  # the union over heads is the causal mask
