@@ -148,7 +148,8 @@ def test_specs_with_values_fix_them():
     assert_same_as_concrete(symbolic_task("block_two_stream:block=2"), 6, block=2)
     task = symbolic_task("butterfly:n=3")
     assert task.mask.size_at(3) == 7
-    assert "block | n" in symbolic_task("bd3lm").statement
+    assert symbolic_task("bd3lm").statement == "for all n >= 1 and all l >= 1 with l | n"
+    assert symbolic_task("butterfly:n=3").statement == "at n = 3"
 
 
 def test_bad_specs_are_one_line_input_errors():
@@ -354,3 +355,61 @@ def test_lists_from_model_rebuild_the_instance_of_a_witness():
         qa, qb = m.eval(a).as_long(), m.eval(b).as_long()
         concrete = task.concrete(n, **lists_from_model(task, m, n, positions=[qa % n, qb % n]))
         assert concrete.mask[qa, qb], (n, qa, qb, concrete.name)
+
+
+# --------------------------------------------------------------------------- with the kit's claims (claims.py)
+
+claims = pytest.importorskip("hasse.solvers.symbolic.claims")
+
+
+@pytest.mark.parametrize("spec", GOOD)
+def test_claims_prove_each_task_leak_free_at_every_depth(spec):
+    task = symbolic_task(spec)
+    verdict = claims.prove_leak_free(task, invariant=known_invariant(task))
+    assert verdict.verdict == "proved", (spec, verdict.reason)
+    assert verdict.recheck and verdict.recheck.startswith("confirmed"), verdict.recheck
+    assert verdict.statement.startswith("for all n >= 1"), verdict.statement
+
+
+def test_claims_prove_packed_isolated_and_the_window_leak_free_through_catalogue_masks():
+    task = symbolic_task("packed")
+    verdict = claims.prove_isolation(task, invariant=known_invariant(task))
+    assert verdict.verdict == "proved" and verdict.recheck.startswith("confirmed"), verdict
+    catalog = pytest.importorskip("hasse.solvers.symbolic.catalog")
+    causal = symbolic_task("causal_lm")
+    window = catalog.symbolic_mask("sliding_window")
+    through = dataclasses.replace(causal, mask=window, name="causal_lm through sliding_window")
+    verdict = claims.prove_leak_free(through, invariant=known_invariant(through))
+    assert verdict.verdict == "proved", verdict.reason
+    for spec in ("butterfly", "block_two_stream", "block_two_stream:variant=clique", "bd3lm", "xlnet"):
+        task = symbolic_task(spec)  # the same symbols as the catalogue's form, and the same pairs for all n
+        mask = catalog.symbolic_mask(spec)
+        assert str(mask.size) == str(task.mask.size) and set(mask.params) == set(task.mask.params), spec
+        assert {str(v) for v in mask.params.values()} == {str(v) for v in task.mask.params.values()}, spec
+        assert claims.check_equivalence(task.mask, mask).verdict == "proved", spec
+        verdict = claims.prove_leak_free(dataclasses.replace(task, mask=mask), invariant=known_invariant(task))
+        assert verdict.verdict == "proved", (spec, verdict.reason)
+
+
+@pytest.mark.parametrize("spec,design,layers", [
+    ("bad_butterfly_self", "bad_butterfly_self", 1),
+    ("bad_butterfly_crossed", "bad_butterfly_crossed", 2),
+    ("bad_mlm_unmasked", "bad_mlm_unmasked", 1),
+    ("bad_block_own_content", "bad_block_own_content:block=1", 1),
+    ("bad_block_own_content:block=2", "bad_block_own_content:block=2", 1),
+])
+def test_claims_refute_each_bad_design_at_the_smallest_n(spec, design, layers):
+    task = symbolic_task(spec)
+    verdict = claims.prove_leak_free(task, layers=layers)
+    assert verdict.verdict == "refuted", verdict
+    assert verdict.counterexample["n"] == find_counterexample(design, 8).n, verdict.counterexample
+    assert verdict.recheck == "confirmed", verdict.recheck
+    assert claims.prove_leak_free(task, invariant=known_invariant(task)).verdict == "unknown"  # never proved
+
+
+def test_claims_refute_bad_packed_window_isolation_at_n_2():
+    task = symbolic_task("bad_packed_window")
+    verdict = claims.prove_isolation(task, layers=1)
+    assert verdict.verdict == "refuted" and verdict.counterexample["n"] == 2, verdict
+    assert verdict.counterexample["params"] == {"window": 2} and verdict.recheck == "confirmed", verdict
+    assert find_counterexample("bad_packed_window:lengths=1+1,window=2", 8).n == 2

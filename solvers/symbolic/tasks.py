@@ -274,16 +274,54 @@ def symbolic_task(spec: str) -> SymbolicTask:
     return task
 
 
+def _traced(spec: str, factory, **kwargs) -> SymbolicMask:
+    """:func:`from_rule`, each parameter's Z3 variable then named as the catalogue's forms name it
+    (``block`` → ``l``, ``window`` → ``w``: :data:`solvers.symbolic.catalog.SYMBOL`), so that a task
+    and a catalogue mask share their symbols (``--task`` through a MASK, ``--param-range``)."""
+    from hasse.solvers.symbolic.catalog import SYMBOL
+
+    mask = from_rule(spec, factory, **kwargs)
+    pairs = [(term, z3.Int(SYMBOL[key])) for key, term in mask.params.items() if SYMBOL.get(key, key) != key]
+    if not pairs:
+        return mask
+
+    def sub(e):
+        return z3.substitute(e, *pairs) if isinstance(e, z3.ExprRef) else e
+
+    mask.params = {key: sub(term) for key, term in mask.params.items()}
+    mask.formula, mask.size = sub(mask.formula), sub(mask.size)
+    mask.conditions = [sub(c) for c in mask.conditions]
+    mask.obligations = [(sub(o), why) for o, why in mask.obligations]
+    mask.streams = tuple((name, sub(p)) for name, p in mask.streams)
+    for index in mask.indexes:
+        index.lookups = [sub(t) for t in index.lookups]
+    return mask
+
+
+def statement_of(n, params: dict, conditions: list) -> str:
+    """The side conditions in words, by the symbols' own names; ``n`` given: ``at n = 3``."""
+    named = {str(v): v for v in params.values()}
+    conditions = [c for c in conditions if not z3.is_true(z3.simplify(c))]
+    if not z3.is_int_value(n):
+        return describe_conditions(n, named, conditions)
+    if not named:
+        return f"at n = {n}"
+    first, *rest = named.values()
+    return describe_conditions(first, {str(v): v for v in rest}, conditions) + f" at n = {n}"
+
+
 def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) -> SymbolicTask:
     conditions = list(conditions)
-    statement = describe_conditions(mask.n, mask.params, conditions + list(mask.conditions))
+    mask.size = z3.simplify(mask.size) if z3.is_int_value(mask.n) else mask.size
+    statement = statement_of(mask.n, mask.params, conditions + list(mask.conditions))
+    mask.statement = statement_of(mask.n, mask.params, list(mask.conditions))
     return SymbolicTask(spec, mask, holds, predicts, group, _concrete(name, values), conditions, statement)
 
 
 def _butterfly(spec, name, values, *, self_=False, crossed=False) -> SymbolicTask:
     n_fixed = _int_or_none(values, N)
     factory = _crossed_rule if crossed else make_butterfly
-    mask = from_rule(spec, factory, params={N: n_fixed}, size=lambda n: 3 * n - 2,
+    mask = _traced(spec, factory, params={N: n_fixed}, size=lambda n: 3 * n - 2,
                      streams=lambda n: (("F", z3.IntVal(0)), ("B", n - 1), ("P", 2 * n - 2)))
     n = mask.n
     b_start, p_start = n - 1, 2 * n - 2
@@ -305,9 +343,9 @@ def _block_two_stream(spec, name, values, *, history=False) -> SymbolicTask:
     variant = "chain" if history else values.get("variant", "chain")
     params = {N: _int_or_none(values, N), "block": _int_or_none(values, "block")}
     if history:
-        mask = from_rule(spec, _query_history_rule, params=params, size=lambda n, block: 2 * n - block)
+        mask = _traced(spec, _query_history_rule, params=params, size=lambda n, block: 2 * n - block)
     else:
-        mask = from_rule(spec, make_block_two_stream, params={**params, "variant": variant},
+        mask = _traced(spec, make_block_two_stream, params={**params, "variant": variant},
                          size=lambda n, block, variant: 2 * n - block)
     n, block = mask.n, _param(mask, "block", values)
     content = n - block
@@ -328,7 +366,7 @@ def _param(mask: SymbolicMask, key: str, values: dict):
 
 
 def _bd3lm(spec, name, values) -> SymbolicTask:
-    mask = from_rule(spec, make_bd3lm, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
+    mask = _traced(spec, make_bd3lm, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
                      size=lambda n, block: 2 * n,
                      streams=lambda n, block: (("xt", z3.IntVal(0)), ("x0", n)))
     n = mask.n
@@ -351,7 +389,7 @@ def _xlnet(spec, name, values) -> SymbolicTask:
         from hasse.theory.masks.xlnet import ranks
 
         conditions = [rank.function(z3.IntVal(i)) == int(r) for i, r in enumerate(ranks(order))]
-    mask = from_rule(spec, _xlnet_factory(rank), params={N: None if order is None else len(order)},
+    mask = _traced(spec, _xlnet_factory(rank), params={N: None if order is None else len(order)},
                      size=lambda n: 2 * n, streams=lambda n: (("c", z3.IntVal(0)), ("g", n)), indexes=[rank])
     n = mask.n
 
@@ -365,7 +403,7 @@ def _xlnet(spec, name, values) -> SymbolicTask:
 
 
 def _causal_lm(spec, name, values) -> SymbolicTask:
-    mask = from_rule(spec, _causal_rule, params={N: _int_or_none(values, N)})
+    mask = _traced(spec, _causal_rule, params={N: _int_or_none(values, N)})
     n = mask.n
 
     def holds(p, t):
@@ -383,7 +421,7 @@ MASKED = z3.Function("masked", z3.IntSort(), z3.BoolSort())  # mlm's masked posi
 def _mlm(spec, name, values, *, unmasked=False) -> SymbolicTask:
     masked_list = values.get("masked")
     n_fixed = _int_or_none(values, N)
-    mask = from_rule(spec, _full_rule, params={N: n_fixed})
+    mask = _traced(spec, _full_rule, params={N: n_fixed})
     n = mask.n
     conditions = []
     if unmasked:
@@ -421,9 +459,9 @@ def _packed(spec, name, values, *, bad=False) -> SymbolicTask:
     n_value = None if lengths is None else int(sum(int(v) for v in lengths))
     window = _int_or_none(values, "window")
     if bad:
-        mask = from_rule(spec, _sliding_rule, params={N: n_value, "window": window})
+        mask = _traced(spec, _sliding_rule, params={N: n_value, "window": window})
     else:
-        mask = from_rule(spec, _packed_factory(doc), params={N: n_value, "window": window},
+        mask = _traced(spec, _packed_factory(doc), params={N: n_value, "window": window},
                          indexes=[doc])
     if bad:
         mask.indexes.append(doc)
@@ -462,7 +500,7 @@ _BUILDERS: dict[str, Callable[..., SymbolicTask]] = {
 
 
 def _own_content(spec, name, values) -> SymbolicTask:
-    mask = from_rule(spec, _own_content_rule, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
+    mask = _traced(spec, _own_content_rule, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
                      size=lambda n, block: 2 * n, streams=lambda n, block: (("C", z3.IntVal(0)), ("Q", n)))
     n = mask.n
 
@@ -536,7 +574,7 @@ def known_invariant(task: SymbolicTask) -> SymbolicMask | None:
         return None
     conditions = list(mask.conditions) + list(task.conditions)
     return SymbolicMask(f"{name} (known invariant)", n, mask.size, dict(mask.params), formula, q, k, conditions,
-                        [], indexes, mask.streams, describe_conditions(n, mask.params, conditions))
+                        [], indexes, mask.streams, statement_of(n, mask.params, conditions))
 
 
 def _block_term(task: SymbolicTask):
