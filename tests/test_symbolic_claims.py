@@ -252,3 +252,74 @@ def test_recheck_disagreement_is_loud():
     wrong = _next_token(leaky, lambda n: causal_lm(n))
     v = prove_leak_free(wrong, layers=2)
     assert v.verdict == REFUTED and v.recheck.startswith("DISAGREES"), v.recheck
+
+
+# ---------------------------------------------------------------- consistency (Block Two-Stream)
+
+
+def _b2s(variant, inference_variant=None, bad=False):
+    from hasse.solvers.symbolic.catalog import symbolic_mask
+    from hasse.solvers.symbolic.claims import block_two_stream_consistency
+    from hasse.solvers.symbolic.tasks import symbolic_task
+    from hasse.theory.tasks.bad import bad_block_query_history
+    from hasse.theory.tasks.case_studies import block_two_stream_task
+    from hasse.theory.tasks.families import block_family
+
+    inference_variant = inference_variant or variant
+    mask = symbolic_task("bad_block_query_history").mask if bad else \
+        symbolic_mask(f"block_two_stream:variant={variant}")
+
+    def concrete(n, block):
+        train = bad_block_query_history(n, block) if bad else block_two_stream_task(n, block, variant)
+        return train, block_family(n, block, inference_variant)
+
+    return mask, block_two_stream_consistency(mask, inference_variant), concrete
+
+
+@pytest.mark.parametrize("variant", ["chain", "clique"])
+def test_block_two_stream_is_consistent(variant):
+    from hasse.solvers.symbolic.claims import prove_consistent
+
+    mask, parts, concrete = _b2s(variant)
+    v = prove_consistent(mask, **parts, concrete=concrete)
+    assert v.verdict == PROVED and v.recheck.startswith("confirmed"), v
+    assert "l | n" in v.statement
+
+
+def _smallest_inconsistent(make_train, inference_variant="chain", limit=7):
+    from hasse.theory.consistency import check_consistency
+    from hasse.theory.tasks.families import block_family
+
+    for n in range(1, limit):
+        for block in range(1, n + 1):
+            inference = block_family(n, block, inference_variant) if n % block == 0 else None
+            if inference and not check_consistency(make_train(n, block), inference).consistent:
+                return n, block
+    return None
+
+
+def test_inconsistent_designs_refuted_at_the_smallest_n():
+    from hasse.solvers.symbolic.claims import prove_consistent
+    from hasse.theory.tasks.bad import bad_block_query_history
+    from hasse.theory.tasks.case_studies import block_two_stream_task
+
+    mask, parts, concrete = _b2s("chain", bad=True)
+    v = prove_consistent(mask, **parts, concrete=concrete)
+    assert v.verdict == REFUTED and v.recheck == "confirmed", v
+    cx = v.counterexample
+    assert (cx["n"], cx["params"]["block"]) == _smallest_inconsistent(bad_block_query_history) == (2, 1)
+    assert cx["training"] and not cx["inference"]
+    # a chain mask trained for clique inference
+    mask, parts, concrete = _b2s("chain", "clique")
+    v = prove_consistent(mask, **parts, concrete=concrete)
+    brute = _smallest_inconsistent(lambda n, b: block_two_stream_task(n, b, "chain"), "clique")
+    assert v.verdict == REFUTED and (v.counterexample["n"], v.counterexample["params"]["block"]) == brute
+    assert v.recheck == "confirmed"
+
+
+def test_consistency_of_a_mask_that_is_not_dense_is_unknown():
+    from hasse.solvers.symbolic.claims import prove_consistent
+
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    v = prove_consistent(sw, queries=lambda p: True, upstream=lambda p, k: k <= p)
+    assert v.verdict == UNKNOWN and "not dense" in v.reason
