@@ -26,6 +26,7 @@ from hasse.parsers import add_command
 from hasse.theory.errors import InputError
 
 CLAIMS = ("dense", "leak-free", "isolation", "consistent")
+SEARCH_LAYERS = 4  # every depth, invariant failed: a walk of at most this many hops is looked for
 VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}
 FORMULA_CHARS = 20_000  # a certificate keeps a formula's text up to this length (its SHA-256 always)
 
@@ -59,7 +60,9 @@ kit checks, never assumes: M or identity is inside I; I is transitive; and no
 position predicting a target t has I to a position holding t. Together they mean
 no walk of any length leaks. The default is the catalogue's known closure (the
 mask itself when dense; the causal order for a sliding window); --invariant
-FILE.py:fn gives your own, as a mask_mod.
+FILE.py:fn gives your own, as a mask_mod. An invariant that fails proves nothing;
+the command then looks for a real leak walk of at most --search-layers K hops
+(default 4), which refutes the claim at every depth; none found: unknown.
 
 verdicts: proved (with the statement of exactly what was proved); refuted (the
 smallest n, the parameters, the positions and the witness path, re-checked by the
@@ -96,6 +99,9 @@ def register(sub) -> None:
     p.add_argument("--layers", type=int, metavar="L", help="leak-free/isolation within L layers (default: every depth)")
     p.add_argument("--invariant", metavar="FILE.py:fn",
                    help="the inductive invariant for every depth, as a mask_mod (or a catalogue spec)")
+    p.add_argument("--search-layers", type=int, default=SEARCH_LAYERS, metavar="K",
+                   help="every depth: when the invariant fails, look for a real leak walk of at most K hops "
+                        f"(default {SEARCH_LAYERS}; 0: do not)")
     add_common_arguments(p)
     p.set_defaults(run=ascii_aware(run))
 
@@ -285,6 +291,8 @@ def run(args) -> int:
 
     if args.claim is None:
         raise InputError(f"--claim is required: one of {', '.join(CLAIMS)}")
+    if args.search_layers < 0:
+        raise InputError(f"--search-layers must be >= 0, got {args.search_layers}")
     if args.layers is not None and args.layers < 1:
         raise InputError(f"--layers must be >= 1, got {args.layers}")
     if args.layers is not None and args.invariant:
@@ -326,6 +334,8 @@ def run(args) -> int:
             if args.claim == "isolation" and task.group is None:
                 raise InputError(f"{args.task or args.mask}: the task declares no isolation groups")
             verdict = call_claim(fn, task, layers=args.layers, invariant=invariant, timeout=args.timeout)
+            if args.layers is None and args.search_layers > 0:
+                verdict = _walk_search(fn, task, verdict, args.search_layers, args.timeout)
     seconds = time.perf_counter() - start
     record = verdict_record(verdict, seconds)
     obj = {**json_header("prove-mask", args.mask, spec_of(args.mask)), "claim": args.claim,
@@ -340,6 +350,27 @@ def run(args) -> int:
     return report(args, obj, formulas, title=f"prove-mask {args.mask} --claim {args.claim}"
                   + (f" --task {args.task}" if args.task else "")
                   + (f" --layers {args.layers}" if args.layers else ""))
+
+
+def _walk_search(fn, task, verdict, hops: int, timeout):
+    """An every-depth verdict left unknown by a failing invariant, settled by a real walk where one exists.
+
+    A leak (or a crossing) within ``hops`` layers is one at every depth from there on, so a
+    refutation by walks refutes the every-depth claim; its counterexample is the smallest n
+    among walks of at most ``hops`` hops (a longer walk could need fewer positions: said in
+    the reason). No walk found: the verdict stays unknown (the invariant's failure is no proof).
+    """
+    get = (lambda k: verdict.get(k)) if isinstance(verdict, dict) else (lambda k: getattr(verdict, k, None))
+    if get("verdict") != "unknown" or "fails" not in str(get("reason") or ""):
+        return verdict
+    walk = call_claim(fn, task, layers=hops, timeout=timeout)
+    wget = (lambda k: walk.get(k)) if isinstance(walk, dict) else (lambda k: getattr(walk, k, None))
+    if wget("verdict") != "refuted":
+        return verdict
+    return {"verdict": "refuted", "statement": get("statement"), "counterexample": wget("counterexample"),
+            "recheck": wget("recheck"), "seconds": (get("seconds") or 0) + (wget("seconds") or 0),
+            "reason": f"{wget('reason')} (a real walk of at most {hops} hops: it stays at every greater depth; "
+                      f"the smallest n among such walks; {get('reason')})"}
 
 
 def _own_task(source: str, claim: str):

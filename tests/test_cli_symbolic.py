@@ -357,3 +357,26 @@ def test_a_mask_mod_that_reads_h_needs_heads(capsys, masks):
     assert code == 2 and "--heads" in err and err.count("\n") == 1, err
     code, out, err = run(capsys, "prove-mask", f"{masks}:heads", "--claim", "dense", "--heads", "2")
     assert code == 0 and "PROVED" in out, out + err  # the union over heads is the causal mask
+
+
+@needs_tasks
+@pytest.mark.parametrize("design, claim", [("bad_butterfly_self", "leak-free"), ("bad_butterfly_crossed", "leak-free"),
+                                           ("bad_mlm_unmasked", "leak-free"), ("bad_packed_window", "isolation")])
+def test_bad_designs_refuted_at_every_depth_at_the_concrete_smallest_n(capsys, design, claim):
+    from hasse.theory.catalog import build_task
+    from hasse.theory.leak import find_leaks
+
+    def spec(n):
+        return f"{design}:lengths={'+'.join(['1'] * n)},window=2" if design == "bad_packed_window" else f"{design}:n={n}"
+
+    def bad(n):
+        report = find_leaks(build_task(spec(n)))  # in the limit: every depth
+        return bool(report.isolation if claim == "isolation" else report.leaks)
+
+    smallest = next(n for n in range(1, 9) if bad(n))
+    code, out, err = run(capsys, "prove-mask", design, "--claim", claim, "--json")
+    data = json.loads(out)
+    assert code == 1 and data["verdict"] == "refuted" and "at any depth" in data["statement"], (data, err)
+    assert data["counterexample"]["n"] == smallest and data["recheck"].startswith("confirmed"), data
+    code, out, err = run(capsys, "prove-mask", design, "--claim", claim, "--search-layers", "0")
+    assert code == 3 and "UNKNOWN" in out and "fails" in out, out + err  # the failing invariant alone proves nothing
