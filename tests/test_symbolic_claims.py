@@ -323,3 +323,41 @@ def test_consistency_of_a_mask_that_is_not_dense_is_unknown():
     sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
     v = prove_consistent(sw, queries=lambda p: True, upstream=lambda p, k: k <= p)
     assert v.verdict == UNKNOWN and "not dense" in v.reason
+
+
+# ---------------------------------------------------------------- task families over index tensors (tasks.py)
+
+
+def _compositions(n):
+    if n == 0:
+        yield ()
+        return
+    for first in range(1, n + 1):
+        for rest in _compositions(n - first):
+            yield (first,) + rest
+
+
+def test_packed_documents_isolated_and_the_bad_window_refuted_at_the_smallest_n():
+    from hasse.solvers.symbolic.tasks import symbolic_task
+    from hasse.theory.tasks.bad import bad_packed_window
+
+    good = prove_isolation(symbolic_task("packed"))  # every depth, the family's invariant
+    assert good.verdict == PROVED and good.recheck.startswith("confirmed"), good
+    v = prove_isolation(symbolic_task("bad_packed_window"), layers=2)
+    brute = min((sum(ls), w) for n in range(1, 5) for ls in _compositions(n) for w in range(1, n + 2)
+                if find_leaks(bad_packed_window(ls, w), 2).isolation_within(2))
+    assert v.verdict == REFUTED and (v.counterexample["n"], v.counterexample["params"]["window"]) == brute, v
+    assert v.recheck == "confirmed"
+
+
+def test_catalogue_leaky_designs_refuted_by_walks():
+    from hasse.solvers.symbolic.tasks import symbolic_task
+    from hasse.theory.tasks.bad import bad_butterfly_crossed
+
+    task = symbolic_task("bad_butterfly_crossed")
+    assert prove_leak_free(task, layers=1).verdict == PROVED
+    v = prove_leak_free(task, layers=3)
+    brute = next(n for n in range(1, 8) if find_leaks(bad_butterfly_crossed(n), 3).leaks_within(3))
+    assert v.verdict == REFUTED and v.counterexample["n"] == brute and v.recheck == "confirmed", v
+    every = prove_leak_free(task)  # the invariant fails, which refutes nothing
+    assert every.verdict == UNKNOWN and every.exit_code == 3

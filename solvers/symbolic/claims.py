@@ -333,9 +333,16 @@ def _check_invariant(mask: SymbolicMask, inv: SymbolicMask, conds: list, timeout
     return "ok", "", None
 
 
-def _resolve_invariant(mask, invariant, timeout):
+def _resolve_invariant(mask, invariant, timeout, task: SymbolicTask | None = None):
+    """The invariant given, else the task family's (:func:`solvers.symbolic.tasks.known_invariant`), else
+    :func:`known_invariant` of the mask."""
     if invariant is None or invariant == "auto":
-        inv = known_invariant(mask, timeout=timeout)
+        inv = None
+        if task is not None:
+            from hasse.solvers.symbolic.tasks import known_invariant as task_invariant
+
+            inv = task_invariant(task)
+        inv = inv if inv is not None else known_invariant(mask, timeout=timeout)
         return inv, ("no known invariant for this mask (give layers= or invariant=)" if inv is None else "")
     return invariant, ""
 
@@ -401,12 +408,12 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
         path, tv = _path(model, ps), _value(model, t)
         cx = {"n": n, "params": params, "position": path[-1], "target": tv, "source": path[0], "path": path,
               "depth": len(path) - 1, "positions": path}
-        recheck = _concrete_leak(task, n, params, layers, (path[-1], tv))
+        recheck = _concrete_leak(task, n, params, layers, (path[-1], tv), _lists(task, model, n, path))
         return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
                                f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
     statement = _statement(mask, tparams, conds, "no position predicts a token it sees, at any depth")
-    inv, why = _resolve_invariant(mask, invariant, timeout)
+    inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
@@ -471,12 +478,12 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         cx = {"n": n, "params": params, "position": path[-1], "source": path[0], "path": path,
               "depth": len(path) - 1, "positions": path,
               "groups": [_value(model, g(z3.IntVal(path[0]))), _value(model, g(z3.IntVal(path[-1])))]}
-        recheck = _concrete_isolation(task, n, params, layers, (path[-1], path[0]))
+        recheck = _concrete_isolation(task, n, params, layers, (path[-1], path[0]), _lists(task, model, n, path))
         return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
                                f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
     statement = _statement(mask, tparams, conds, "no flow between groups, at any depth")
-    inv, why = _resolve_invariant(mask, invariant, timeout)
+    inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
@@ -606,17 +613,26 @@ def _own(mask: SymbolicMask, params: dict) -> dict:
     return {p: v for p, v in params.items() if p in mask.params}
 
 
-def _concrete_task(task: SymbolicTask, n: int, params: dict):
+def _lists(task: SymbolicTask, model, n: int, positions) -> dict:
+    """The lists (``lengths``, ``order``, ``masked``) the model chose, for a task over index tensors."""
+    if not task.mask.indexes:
+        return {}
+    from hasse.solvers.symbolic.tasks import lists_from_model
+
+    return lists_from_model(task, model, n, positions)
+
+
+def _concrete_task(task: SymbolicTask, n: int, params: dict, lists: dict | None = None):
     if task.concrete is None:
         raise ValueError("the task has no concrete form")
-    return task.concrete(n, **params)
+    return task.concrete(n, **params, **(lists or {}))
 
 
-def _concrete_leak(task: SymbolicTask, n: int, params: dict, layers, leak) -> str:
+def _concrete_leak(task: SymbolicTask, n: int, params: dict, layers, leak, lists: dict | None = None) -> str:
     from hasse.theory.leak import find_leaks
 
     try:
-        concrete = _concrete_task(task, n, params)
+        concrete = _concrete_task(task, n, params, lists)
     except Exception as exc:
         return f"not re-checked: {exc}"
     found = find_leaks(concrete, layers, empty_rows="attend-none").leaks_within(layers)
@@ -631,11 +647,11 @@ def _concrete_leak(task: SymbolicTask, n: int, params: dict, layers, leak) -> st
            f" within {layers} layers"
 
 
-def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow) -> str:
+def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow, lists: dict | None = None) -> str:
     from hasse.theory.leak import find_leaks
 
     try:
-        concrete = _concrete_task(task, n, params)
+        concrete = _concrete_task(task, n, params, lists)
     except Exception as exc:
         return f"not re-checked: {exc}"
     found = find_leaks(concrete, layers, empty_rows="attend-none").isolation_within(layers)
