@@ -413,3 +413,16 @@ def test_claims_refute_bad_packed_window_isolation_at_n_2():
     assert verdict.verdict == "refuted" and verdict.counterexample["n"] == 2, verdict
     assert verdict.counterexample["params"] == {"window": 2} and verdict.recheck == "confirmed", verdict
     assert find_counterexample("bad_packed_window:lengths=1+1,window=2", 8).n == 2
+
+
+@pytest.mark.skipif(not hasattr(claims, "prove_consistent"), reason="no symbolic consistency in claims.py")
+def test_claims_consistency_of_block_two_stream_and_bad_block_query_history():
+    for spec, variant in (("block_two_stream", "chain"), ("block_two_stream:variant=clique", "clique")):
+        mask = symbolic_task(spec).mask
+        assert claims.prove_consistent(mask, **claims.block_two_stream_consistency(mask, variant)).verdict == "proved"
+    mask = symbolic_task("bad_block_query_history").mask
+    for block in (1, 2):  # the smallest n at each block size, as the concrete search with the block family
+        verdict = claims.prove_consistent(mask, **claims.block_two_stream_consistency(mask, "chain"),
+                                          assume=[mask.params["block"] == block])
+        found = find_counterexample(f"bad_block_query_history:block={block}", 8, inference=f"block:block={block}")
+        assert verdict.verdict == "refuted" and verdict.counterexample["n"] == found.n, (block, verdict, found.n)
