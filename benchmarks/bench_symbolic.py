@@ -13,8 +13,9 @@ every masked set for MLM): ``theory.order.mask_to_order(…).dense`` for dense,
 isolation, equality of the two concrete matrices for equiv. Reported: the largest N such
 that every n <= N was checked within the symbolic claim's time (times ``--budget-factor``,
 default 1), or, for a refuted claim, the n at which the concrete sweep meets its first
-counterexample and the seconds it took. The symbolic claim covers every n; the concrete
-sweep, whatever its N, covers n <= N only.
+counterexample and the seconds it took. For the case studies, also the largest N with
+``hasse prove``'s theorem for the same claim proved at every n <= N (each method) in that
+time. The symbolic claim covers every n; the concrete sweeps, whatever their N, n <= N only.
 """
 
 from __future__ import annotations
@@ -188,14 +189,36 @@ def concrete_sweep(kind: str, specs_at, layers: int | None, budget: float) -> di
     return {"reached": reached, "counterexample_n": None, "seconds": time.perf_counter() - start}
 
 
+# the case-study theorems of `hasse prove` that state the same claim at one n (design.md §5)
+PROVE_THEOREMS = {
+    "butterfly leak-free, every depth": "butterfly_is_leak_free_with_full_coverage",
+    "block_two_stream chain leak-free (all l)": "block_two_stream_is_leak_free_and_consistent",
+}
+
+
+def prove_sweep(name: str, method: str, budget: float) -> int:
+    """The largest N with ``hasse prove NAME --n n --method METHOD`` proved for every n <= N within ``budget`` s."""
+    from hasse.proofs import registry
+    from hasse.proofs.theorem import Context, run_theorem
+
+    theorem = registry.get(name)
+    run_theorem(theorem, theorem.min_n, method, Context())  # warm up (imports, first Z3 context), not timed
+    start, reached = time.perf_counter(), 0
+    for n in range(theorem.min_n, MAX_N + 1):
+        if run_theorem(theorem, n, method, Context()).verdict != "proved" or time.perf_counter() - start > budget:
+            break
+        reached = n
+    return reached
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--only", default="")
     ap.add_argument("--budget-factor", type=float, default=1.0)
     args = ap.parse_args(argv)
-    print("| claim | symbolic: verdict, s | smallest n | concrete, same time |")
-    print("|---|---|---|---|")
+    print("| claim | symbolic: verdict, s | smallest n | concrete, same time | hasse prove (exhaustive / z3), same time |")
+    print("|---|---|---|---|---|")
     for label, cmd, kind, specs_at, layers in claims():
         if args.only and args.only not in label:
             continue
@@ -209,8 +232,13 @@ def main(argv: list[str] | None = None) -> None:
             if sweep["reached"] == MAX_N:
                 conc += f" (the sweep's cap, in {sweep['seconds']:.3f} s)"
         flag = "" if seconds <= 10 else " (over 10 s)"
-        print(f"| {label} | {data['verdict']}, {seconds:.3f}{flag} | {cx if cx is not None else '-'} | {conc} |",
-              flush=True)
+        prove = "-"
+        if label in PROVE_THEOREMS:
+            budget = seconds * args.budget_factor
+            prove = " / ".join(f"n <= {prove_sweep(PROVE_THEOREMS[label], m, budget)}" for m in ("exhaustive", "z3"))
+            prove = f"`{PROVE_THEOREMS[label]}`: {prove}"
+        print(f"| {label} | {data['verdict']}, {seconds:.3f}{flag} | {cx if cx is not None else '-'} | {conc} "
+              f"| {prove} |", flush=True)
 
 
 if __name__ == "__main__":
