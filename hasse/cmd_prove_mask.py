@@ -178,6 +178,9 @@ def symbolic_task(source: str, mask=None):
         raise InputError(_one_line(exc)) from None
     if mask is None:
         return task
+    from hasse.solvers.symbolic.tasks import check_same_size
+
+    check_same_size(task, mask)  # a mask of another size would make the claim hold vacuously: exit 2
     own = task.concrete
 
     def concrete(n, **params):  # the concrete task at n, its mask replaced by MASK's at n (for the re-check)
@@ -338,6 +341,7 @@ def run(args) -> int:
                 verdict = _walk_search(fn, task, verdict, args.search_layers, args.timeout)
     seconds = time.perf_counter() - start
     record = verdict_record(verdict, seconds)
+    _name_positions(record["counterexample"], task)
     obj = {**json_header("prove-mask", args.mask, spec_of(args.mask)), "claim": args.claim,
            "task": args.task, "layers": args.layers,
            "invariant": args.invariant or (getattr(invariant, "name", None) if invariant is not None else None),
@@ -371,6 +375,28 @@ def _walk_search(fn, task, verdict, hops: int, timeout):
             "recheck": wget("recheck"), "seconds": (get("seconds") or 0) + (wget("seconds") or 0),
             "reason": f"{wget('reason')} (a real walk of at most {hops} hops: it stays at every greater depth; "
                       f"the smallest n among such walks; {get('reason')})"}
+
+
+def _name_positions(cx, task) -> None:
+    """Add ``names`` (position -> its name in the concrete task at the counterexample's n: F0, B1, P1, Q2) to ``cx``.
+
+    Only for a task whose concrete form names its positions other than by their numbers;
+    nothing is added when the concrete task cannot be built (the re-check says why).
+    """
+    if not isinstance(cx, dict) or task is None or task.concrete is None or "n" not in cx:
+        return
+    try:
+        names = task.concrete(int(cx["n"]), **(cx.get("params") or {})).names
+    except Exception:  # the concrete form is the re-check's business; a name is only a convenience
+        return
+    positions = set()
+    for key in ("path", "positions", "position", "source", "pair"):
+        value = cx.get(key)
+        for p in value if isinstance(value, list) else [value]:
+            if isinstance(p, int) and 0 <= p < len(names):
+                positions.add(p)
+    if positions and any(names[p] != str(p) for p in positions):
+        cx["names"] = {str(p): names[p] for p in sorted(positions)}
 
 
 def _own_task(source: str, claim: str):
@@ -427,10 +453,13 @@ def counterexample_lines(cx) -> list[str]:
     for name, value in (cx.get("params") or {}).items():
         head.append(f"{name} = {value}")
     lines.append("  smallest counterexample: " + (", ".join(head) if head else "(no size)"))
+    names = cx.get("names") if isinstance(cx.get("names"), dict) else {}
     for key, value in cx.items():
-        if key in ("n", "params"):
+        if key in ("n", "params", "names"):
             continue
         text = value if isinstance(value, str) else json.dumps(value, default=str)
+        if names and key == "path" and isinstance(value, list):
+            text += "  (" + " -> ".join(names.get(str(p), str(p)) for p in value) + ")"
         if len(text) > 600:
             text = text[:600] + f"… (+{len(text) - 600} more characters)"
         lines.append(f"  {key.replace('_', ' ')}: {text}")

@@ -380,3 +380,10 @@ def test_bad_designs_refuted_at_every_depth_at_the_concrete_smallest_n(capsys, d
     assert data["counterexample"]["n"] == smallest and data["recheck"].startswith("confirmed"), data
     code, out, err = run(capsys, "prove-mask", design, "--claim", claim, "--search-layers", "0")
     assert code == 3 and "UNKNOWN" in out and "fails" in out, out + err  # the failing invariant alone proves nothing
+
+
+@needs_tasks
+def test_witness_path_names_the_streams(capsys):
+    # bad_butterfly_crossed at n = 2: B1 -> F0 -> P1 (F may read B: P1 sees x1 through F0), design §4's names
+    code, out, err = run(capsys, "prove-mask", "bad_butterfly_crossed", "--claim", "leak-free")
+    assert code == 1 and "path: [1, 0, 3]  (B1 -> F0 -> P1)" in out, out + err
