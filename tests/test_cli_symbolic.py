@@ -387,3 +387,14 @@ def test_witness_path_names_the_streams(capsys):
     # bad_butterfly_crossed at n = 2: B1 -> F0 -> P1 (F may read B: P1 sees x1 through F0), design §4's names
     code, out, err = run(capsys, "prove-mask", "bad_butterfly_crossed", "--claim", "leak-free")
     assert code == 1 and "path: [1, 0, 3]  (B1 -> F0 -> P1)" in out, out + err
+
+
+@needs_claims
+def test_out_file_holds_the_json_while_the_terminal_gets_the_report(capsys, masks, tmp_path):
+    out_file = tmp_path / "v.json"
+    code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--out", out_file)
+    assert code == 1 and "REFUTED" in out and f"JSON written to {out_file}" in out, out + err
+    data = json.loads(out_file.read_text())
+    assert data["counterexample"]["n"] == 37 and valid("prove-mask", data) == []
+    code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--out", masks)
+    assert code == 2 and "would overwrite the input" in err, err  # never onto the mask_mod's own file
