@@ -39,6 +39,8 @@ examples:
   hasse analyze causal:n=6 --layers 2 --json   machine-readable, with R(2)
   hasse analyze swap.txt --no-residual         negative control: powers may never settle
   hasse analyze sliding_window:n=32,w=4 --png window.png --dot window.dot
+  hasse prove-mask butterfly --claim leak-free  leak-free for every length n at once
+  hasse equiv causal masks.py:my_causal        the same pairs for every n?
 """
 
 
