@@ -426,3 +426,26 @@ def test_claims_consistency_of_block_two_stream_and_bad_block_query_history():
                                           assume=[mask.params["block"] == block])
         found = find_counterexample(f"bad_block_query_history:block={block}", 8, inference=f"block:block={block}")
         assert verdict.verdict == "refuted" and verdict.counterexample["n"] == found.n, (block, verdict, found.n)
+
+
+def test_a_task_through_a_mask_of_another_size_is_refused():
+    """XLNet's 2n positions read through an n-position mask: every query would lie outside it and a claim
+    would hold vacuously (planted: the check removed, `hasse prove-mask bidirectional --task xlnet` proved)."""
+    from hasse.solvers.symbolic.mask import from_rule
+    from hasse.solvers.symbolic.tasks import check_same_size
+    from hasse.theory.errors import InputError
+    from hasse.theory.masks.sliding_window import make_sliding_window
+
+    window = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    check_same_size(symbolic_task("causal_lm"), window)
+    for spec in ("xlnet", "butterfly", "block_two_stream", "butterfly:n=3"):
+        with pytest.raises(InputError, match="positions but the mask has"):
+            check_same_size(symbolic_task(spec), window)
+    check_same_size(symbolic_task("bd3lm"), symbolic_task("bad_block_own_content").mask)  # 2n and 2n
+
+
+def test_cli_refuses_a_task_through_a_mask_of_another_size(capsys):
+    from hasse.cli import main
+
+    code = main(["prove-mask", "bidirectional", "--claim", "leak-free", "--task", "xlnet"])
+    assert code == 2 and "2*n positions but the mask has n" in capsys.readouterr().err

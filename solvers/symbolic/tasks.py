@@ -737,3 +737,29 @@ def lists_from_model(task: SymbolicTask, model: z3.ModelRef, n: int, positions=N
 def _values_at(model: z3.ModelRef, name: str, n: int) -> list[int]:
     f = z3.Function(name, z3.IntSort(), z3.IntSort())
     return [model.eval(f(z3.IntVal(i)), model_completion=True).as_long() for i in range(n)]
+
+
+def check_same_size(task: SymbolicTask, mask: SymbolicMask) -> None:
+    """Raise :class:`InputError` unless ``mask`` has as many positions as ``task`` for every ``n``.
+
+    A task read through another mask (``--task``) must lay its positions on the same grid:
+    a mask of ``n`` positions under XLNet's ``2n`` would leave every query outside it, and the
+    claim would hold vacuously. Proved by Z3 under both side conditions; a size that may differ
+    (or that Z3 cannot decide) is refused in one line.
+
+    >>> from hasse.solvers.symbolic.mask import from_rule
+    >>> check_same_size(symbolic_task("causal_lm"), from_rule("causal", _causal_rule, params={"n": None}))
+    >>> check_same_size(symbolic_task("xlnet"), from_rule("causal", _causal_rule, params={"n": None}))
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: causal: the task xlnet has 2*n positions but the mask has n (e.g. at n = 1)
+    """
+    solver = z3.Solver()
+    solver.set("timeout", 5000)
+    solver.add(*task.all_conditions(), *mask.conditions, task.mask.size != mask.size)
+    result = solver.check()
+    if result == z3.unsat:
+        return
+    where = f" (e.g. at n = {solver.model().eval(task.mask.n, model_completion=True)})" if result == z3.sat else ""
+    raise InputError(f"the task {task.name} has {task.mask.size} positions but the mask has {mask.size}{where}",
+                     mask.name)
