@@ -398,3 +398,9 @@ def test_out_file_holds_the_json_while_the_terminal_gets_the_report(capsys, mask
     assert data["counterexample"]["n"] == 37 and valid("prove-mask", data) == []
     code, out, err = run(capsys, "prove-mask", f"{masks}:planted", "--claim", "dense", "--out", masks)
     assert code == 2 and "would overwrite the input" in err, err  # never onto the mask_mod's own file
+
+
+@needs_tasks
+def test_a_task_through_a_mask_of_another_size_is_refused(capsys):
+    code, out, err = run(capsys, "prove-mask", "causal", "--claim", "leak-free", "--task", "xlnet")
+    assert code == 2 and "positions" in err and err.count("\n") == 1, err  # XLNet's 2n positions, causal's n
