@@ -156,7 +156,10 @@ def test_bad_specs_are_one_line_input_errors():
     from hasse.theory.errors import InputError
 
     for spec, words in [("ar:n=3", "no symbolic form"), ("butterfly:m=2", "unknown parameter"),
-                        ("block_two_stream:variant=star", "variant")]:
+                        ("block_two_stream:variant=star", "variant"), ("mlm:n=2,masked=5", "out of range"),
+                        ("mlm:masked=1+1", "given twice"), ("xlnet:order=0+0", "permutation"),
+                        ("block_two_stream:n=5,block=2", "does not divide"), ("packed:lengths=0+2", "positive"),
+                        ("causal_lm:n=0", "positive"), ("bad_packed_window:window=0", "positive")]:
         with pytest.raises(InputError, match=words) as info:
             symbolic_task(spec)
         assert "\n" not in str(info.value)

@@ -266,12 +266,50 @@ def symbolic_task(spec: str) -> SymbolicTask:
     """
     name, values = _parse(spec)
     try:
+        _check_values(name, values)
         task = _BUILDERS[name](spec.strip(), name, values)
     except InputError as exc:
         if exc.source is not None:
             raise
         raise InputError(str(exc), spec.strip()) from None
+    solver = z3.Solver()
+    solver.set("timeout", 5000)
+    solver.add(*task.all_conditions())
+    if solver.check() == z3.unsat:  # a statement under impossible conditions would hold vacuously
+        raise InputError(f"no value satisfies the side conditions ({task.statement})", spec.strip())
     return task
+
+
+def _check_values(name: str, values: dict) -> None:
+    """The checks the catalogue's builders make on the values a spec gives (without building anything)."""
+    from hasse.theory.params import require_int_list
+
+    n = require_positive("n", values[N]) if N in values else None
+    if "block" in values:
+        block = require_positive("block", values["block"])
+        if n is not None:
+            require_block(n, block)
+    if "window" in values:
+        if name == "bad_packed_window":
+            require_positive("window", values["window"])
+        else:
+            require_non_negative("window", values["window"])
+    if "masked" in values:
+        masked = require_int_list("masked", values["masked"])
+        for i in masked:
+            if i < 0 or (n is not None and i >= n):
+                raise InputError(f"masked index {i} is out of range" + (f": the sample has tokens 0…{n - 1}"
+                                                                         if n is not None else ""))
+        if len(set(masked)) != len(masked):
+            raise InputError(f"masked index {next(i for i in masked if masked.count(i) > 1)} is given twice")
+    if "order" in values:
+        from hasse.theory.masks.xlnet import ranks
+
+        ranks(values["order"])
+    if "lengths" in values:
+        from hasse.theory.masks.document import document_ids
+
+        document_ids(values["lengths"])
 
 
 def _traced(spec: str, factory, **kwargs) -> SymbolicMask:
