@@ -408,3 +408,15 @@ def test_same_upstream_in_another_order_is_inconsistent():
     brute = _smallest_inconsistent(train)
     assert (v.counterexample["n"], v.counterexample["params"]["block"]) == brute == (4, 2)
     assert v.recheck == "confirmed"
+
+
+def test_consistency_of_a_task_family_and_refusal_of_others():
+    from hasse.solvers.symbolic.claims import prove_consistent
+    from hasse.solvers.symbolic.tasks import symbolic_task
+    from hasse.theory.errors import InputError
+
+    assert prove_consistent(symbolic_task("block_two_stream:variant=clique")).verdict == PROVED
+    v = prove_consistent(symbolic_task("bad_block_query_history:block=2"))
+    assert v.verdict == REFUTED and v.counterexample["n"] == 4 and v.recheck == "confirmed"
+    with pytest.raises(InputError, match="hasse consistent"):
+        prove_consistent(symbolic_task("causal_lm"))

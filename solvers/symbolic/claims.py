@@ -669,7 +669,8 @@ def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow, 
 # ---------------------------------------------------------------- training–inference consistency
 
 
-def prove_consistent(mask: SymbolicMask, *, queries: Callable, upstream: Callable, order: Callable | None = None,
+def prove_consistent(mask: SymbolicMask | SymbolicTask, *, queries: Callable | None = None,
+                     upstream: Callable | None = None, order: Callable | None = None,
                      concrete: Callable | None = None, timeout: float | None = DEFAULT_TIMEOUT,
                      assume: Sequence = (), recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
     """Each query's upstream in training equals its upstream at inference, for every ``n``.
@@ -692,9 +693,17 @@ def prove_consistent(mask: SymbolicMask, *, queries: Callable, upstream: Callabl
     node) for designs whose correspondence is position-wise, as Block Two-Stream's is:
     :func:`block_two_stream_consistency` states it. ``concrete(n, **params)`` returns
     ``(train Task, inference Tasks)`` for :func:`theory.consistency.check_consistency`,
-    the re-check.
+    the re-check. Given a :class:`SymbolicTask` instead of a mask (and no ``queries``),
+    the statement is the task family's (:func:`task_consistency`).
     """
     start = time.perf_counter()
+    if isinstance(mask, SymbolicTask):
+        parts = task_consistency(mask)
+        mask = mask.mask
+        queries, upstream = queries or parts["queries"], upstream or parts["upstream"]
+        order, concrete = order or parts["order"], concrete or parts["concrete"]
+    if queries is None or upstream is None:
+        raise TypeError("prove_consistent needs queries= and upstream= with a mask")
     conds = _conditions_of(mask, extra=assume)
     statement = _statement(mask, mask.params, conds, "every query's upstream equals its inference upstream")
     dense = prove_dense(mask, timeout=timeout, assume=assume, recheck_upto=0)
@@ -735,7 +744,7 @@ def prove_consistent(mask: SymbolicMask, *, queries: Callable, upstream: Callabl
                            + " equal the inference task's")
 
 
-def block_two_stream_consistency(mask: SymbolicMask, variant: str = "chain") -> dict:
+def block_two_stream_consistency(mask: SymbolicMask, variant: str = "chain", block=None) -> dict:
     """``queries``, ``upstream`` and ``order`` of the ``block`` inference family in Block Two-Stream positions.
 
     Content ``C_i`` at ``i < c = n − l``, query ``Q_t`` at ``c + t``. At inference (``B_b``,
@@ -743,7 +752,7 @@ def block_two_stream_consistency(mask: SymbolicMask, variant: str = "chain") -> 
     (``u <= t`` for chain, all for clique); content is causal, queries see every content
     position of their task and no query of another block.
     """
-    n, l = mask.n, mask.params.get("block", mask.params.get("l"))
+    n, l = mask.n, mask.params.get("block", mask.params.get("l")) if block is None else z3.IntVal(int(block))
     if l is None:
         raise ValueError(f"{mask.name}: no symbolic block parameter")
     c = n - l
@@ -765,6 +774,38 @@ def block_two_stream_consistency(mask: SymbolicMask, variant: str = "chain") -> 
                      z3.And(is_query(x), is_query(y), same_block(x, y)))
 
     return {"queries": is_query, "upstream": upstream, "order": order}
+
+
+def task_consistency(task: SymbolicTask) -> dict:
+    """``queries``, ``upstream``, ``order`` and ``concrete`` for a task family with a symbolic consistency statement.
+
+    Block Two-Stream (either variant) and ``bad_block_query_history`` (chain), against the
+    ``block`` inference family; any other task: InputError (use ``hasse consistent`` at one n).
+    """
+    from hasse.theory.errors import InputError
+    from hasse.theory.spec import parse_spec
+
+    source = task.name.split(" through ")[0]
+    try:
+        name, values = parse_spec(source)
+    except Exception:
+        name, values = source, {}
+    if name not in ("block_two_stream", "bad_block_query_history") or " through " in task.name:
+        raise InputError(f"{task.name}: no symbolic consistency statement for this task "
+                         f"(use hasse consistent TRAIN_TASK --inference FAMILY at one n)")
+    variant = str(values.get("variant", "chain")) if name == "block_two_stream" else "chain"
+    fixed = values.get("block") if "block" not in task.mask.params else None
+    parts = block_two_stream_consistency(task.mask, variant, fixed)
+
+    def concrete(n, **params):
+        from hasse.theory.tasks.families import block_family
+
+        train = task.concrete(n, **params)
+        block = params.get("block", values.get("block"))
+        return train, block_family(n, int(block), variant)
+
+    parts["concrete"] = concrete if task.concrete is not None else None
+    return parts
 
 
 def _concrete_consistency(concrete, n: int, params: dict, expect: bool) -> str:
