@@ -420,3 +420,21 @@ def test_consistency_of_a_task_family_and_refusal_of_others():
     assert v.verdict == REFUTED and v.counterexample["n"] == 4 and v.recheck == "confirmed"
     with pytest.raises(InputError, match="hasse consistent"):
         prove_consistent(symbolic_task("causal_lm"))
+
+
+def test_masks_over_index_tensors_rechecked_on_concrete_tensors():
+    import dataclasses
+
+    from hasse.solvers.symbolic import claims
+    from hasse.solvers.symbolic.catalog import symbolic_mask
+
+    for spec in ("document:causal=true", "xlnet"):
+        v = prove_dense(symbolic_mask(spec))
+        assert v.verdict == PROVED and v.recheck.startswith("confirmed"), v
+    doc = symbolic_mask("document:causal=true")
+    windowed = dataclasses.replace(doc, formula=z3.And(doc.formula, doc.q - doc.k <= 1))
+    assert prove_dense(windowed).verdict == REFUTED
+    # the re-check of a (wrong) proof fires on the concrete tensors: one document of 3 is not dense
+    assert claims._concrete_dense(windowed, 3, {}, None).startswith("DISAGREES")
+    assert "doc = [0, 0, 0]" in claims._concrete_dense(windowed, 3, {}, None)
+    assert claims._concrete_equal(doc, windowed, 3, {}, None).startswith("DISAGREES")

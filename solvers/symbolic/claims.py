@@ -562,19 +562,50 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
     from hasse.theory.order import mask_to_order
 
     try:
-        matrix = mask.concrete(n, **params)
+        grids = _grids([mask], n, params)
     except Exception as exc:
         return f"not re-checked: {exc}"
+    if witness is None:  # a proof: every concrete instance (of the index tensors too) is dense
+        for label, (matrix,) in grids:
+            if not mask_to_order(matrix).dense:
+                return f"DISAGREES: proved dense, but the concrete engine finds it not dense at " \
+                       f"n = {n}{_ptext(params)}{label}"
+        return "confirmed"
+    if len(grids) != 1 or grids[0][0]:
+        return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
+    matrix = grids[0][1][0]
     dense = mask_to_order(matrix).dense
-    if witness is None:
-        return "confirmed" if dense else f"DISAGREES: proved dense, but the concrete engine finds it not dense at " \
-                                         f"n = {n}{_ptext(params)}"
     a, b, c = witness
     attends = matrix | _eye(matrix.shape[0])
     if dense or not (attends[c, b] and attends[b, a] and not attends[c, a]):
         return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds the mask " \
                f"{'dense' if dense else 'not dense, but not at this path'}"
     return "confirmed"
+
+
+def _grids(masks: list, n: int, params: dict, limit: int = 4) -> list[tuple[str, tuple]]:
+    """``(label, (matrix, …))`` for each concrete instance of the masks' index tensors at ``n`` (one, without).
+
+    The instances are :func:`solvers.symbolic.catalog.index_instances` (extreme cases first,
+    then seeded), the same tensors for every mask; the label names them (`` with doc = [0, 0, 1]``).
+    """
+    names = {ix.name for m in masks for ix in m.indexes}
+    if not names:
+        return [("", tuple(m.concrete(n, **_own(m, params)) for m in masks))]
+    from hasse.solvers.symbolic.catalog import fix_index, index_instances
+
+    carrier = max(masks, key=lambda m: len({ix.name for ix in m.indexes}))
+    if {ix.name for ix in carrier.indexes} != names:
+        raise ValueError("the masks have different index tensors")
+    out = []
+    for inst in index_instances(carrier, n, limit=limit):
+        label = "".join(f" with {k} = {v}" for k, v in sorted(inst.items()))
+        fixed = []
+        for m in masks:
+            own = {k: v for k, v in inst.items() if k in {ix.name for ix in m.indexes}}
+            fixed.append((fix_index(m, **own) if own else m).concrete(n, **_own(m, params)))
+        out.append((label, tuple(fixed)))
+    return out
 
 
 def _eye(size: int):
@@ -585,19 +616,23 @@ def _eye(size: int):
 
 def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) -> str:
     try:
-        ma, mb = a.concrete(n, **_own(a, params)), b.concrete(n, **_own(b, params))
+        grids = _grids([a, b], n, params)
     except Exception as exc:
         return f"not re-checked: {exc}"
-    if ma.shape != mb.shape:
-        return f"DISAGREES: sizes {ma.shape[0]} and {mb.shape[0]} at n = {n}{_ptext(params)}"
-    if pair is None:
-        if (ma != mb).any():
-            q, k = map(int, zip(*((ma != mb).nonzero())).__next__())
-            return f"DISAGREES: proved equivalent, but M[{q}, {k}] differs at n = {n}{_ptext(params)}"
-        return "confirmed"
-    q, k = pair
-    if ma[q, k] == mb[q, k]:
-        return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at n = {n}{_ptext(params)}"
+    if pair is not None and (len(grids) != 1 or grids[0][0]):
+        return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
+    for label, (ma, mb) in grids:
+        where = f"n = {n}{_ptext(params)}{label}"
+        if ma.shape != mb.shape:
+            return f"DISAGREES: sizes {ma.shape[0]} and {mb.shape[0]} at {where}"
+        if pair is None:
+            if (ma != mb).any():
+                q, k = (int(x) for x in next(zip(*(ma != mb).nonzero())))
+                return f"DISAGREES: proved equivalent, but M[{q}, {k}] differs at {where}"
+            continue
+        q, k = pair
+        if ma[q, k] == mb[q, k]:
+            return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at {where}"
     return "confirmed"
 
 
