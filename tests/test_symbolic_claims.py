@@ -438,3 +438,20 @@ def test_masks_over_index_tensors_rechecked_on_concrete_tensors():
     assert claims._concrete_dense(windowed, 3, {}, None).startswith("DISAGREES")
     assert "doc = [0, 0, 0]" in claims._concrete_dense(windowed, 3, {}, None)
     assert claims._concrete_equal(doc, windowed, 3, {}, None).startswith("DISAGREES")
+
+
+def test_a_mask_with_empty_rows_says_how_it_reads_them():
+    from hasse.solvers.symbolic.claims import EMPTY_ROWS_NOTE
+
+    strict = from_mask_mod("strict", lambda b, h, q, k: k < q)  # row 0 attends no key
+    task = _next_token(strict, lambda n: _next_token_task(n, _grid(lambda q, k: k < q, n)))
+    v = prove_leak_free(task, layers=2)
+    assert v.verdict == PROVED and v.statement.endswith(EMPTY_ROWS_NOTE) and v.recheck.startswith("confirmed")
+    # the concrete default (attend-all) reads row 0 as seeing x1, which it predicts: the note is needed
+    assert find_leaks(_next_token_task(2, _grid(lambda q, k: k < q, 2))).leaks
+    causal = from_rule("causal", lambda: causal_mask, params={})
+    assert EMPTY_ROWS_NOTE not in prove_leak_free(_next_token(causal), layers=2).statement
+    chunked = from_rule("chunked", make_chunked, params={"chunk": None})
+    assert EMPTY_ROWS_NOTE not in prove_isolation(SymbolicTask("c", chunked, lambda p, t: t == p,
+                                                               lambda p, t: False, group=lambda p: p), layers=1
+                                                  ).statement

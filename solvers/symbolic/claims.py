@@ -357,6 +357,26 @@ def _walk(mask: SymbolicMask, layers: int, prefix: str) -> tuple[list, list, lis
     return ps, [mask.attends(x, y) for x, y in pairs], mask.facts(pairs + _task_pairs(ps))
 
 
+EMPTY_ROWS_NOTE = " (a query attending no key reads as attending only itself: --empty-rows attend-none)"
+
+
+def _empty_rows_note(mask: SymbolicMask, conds: list, timeout) -> str:
+    """"" when no query of the mask attends no key (proved), else :data:`EMPTY_ROWS_NOTE` for the statement.
+
+    The claims read ``M`` as given; the concrete engine's default reads an empty row as
+    attending every key (``theory.empty_rows``). When rows may be empty the statement
+    says which reading it is about. The diagonal first (no quantifier), then ``∃q ∀k ¬M``.
+    """
+    q, k = z3.Ints("q_empty k_empty")
+    status, _, _, _ = _solve(conds + [mask.inside(q)] + mask.facts([(q, q)]) + [z3.Not(mask.allowed(q, q))],
+                             timeout)
+    if status == UNSAT:
+        return ""
+    row_empty = z3.ForAll([k], z3.Implies(mask.inside(k), z3.Not(mask.allowed(q, k))))
+    status, _, _, _ = _solve(conds + [mask.inside(q), row_empty], timeout)
+    return "" if status == UNSAT else EMPTY_ROWS_NOTE
+
+
 def _task_pairs(positions) -> list:
     """Pairs whose facts a task's ``holds``/``predicts``/``group`` at these positions may need.
 
@@ -388,9 +408,11 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     mask = task.mask
     tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    empty = _empty_rows_note(mask, conds, timeout)
     t = z3.Int("t")
     if layers is not None:
-        statement = _statement(mask, tparams, conds, f"no position predicts a token it sees within {layers} layers")
+        statement = _statement(mask, tparams, conds,
+                               f"no position predicts a token it sees within {layers} layers{empty}")
         ps, hops, facts = _walk(mask, layers, "p")
         query = conds + [mask.inside(*ps), t >= 0, t < mask.n] + hops + facts + \
             [task.holds(ps[0], t), task.predicts(ps[-1], t)]
@@ -412,13 +434,13 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
                                f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, tparams, conds, "no position predicts a token it sees, at any depth")
+    statement = _statement(mask, tparams, conds, f"no position predicts a token it sees, at any depth{empty}")
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
     statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
-                           "no position predicts a token it sees, at any depth")
+                           f"no position predicts a token it sees, at any depth{empty}")
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
@@ -451,6 +473,7 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     mask = task.mask
     tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    empty = _empty_rows_note(mask, conds, timeout)
     if task.group is None:
         return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated"),
                                0.0, None, None, "the task declares no groups")
@@ -460,7 +483,7 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return z3.And(g(x) >= 0, g(y) >= 0, g(x) != g(y))
 
     if layers is not None:
-        statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers")
+        statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers{empty}")
         ps, hops, facts = _walk(mask, layers, "p")
         query = conds + [mask.inside(*ps)] + hops + facts + [apart(ps[-1], ps[0])]
         status, model, reason, _ = _solve(query, timeout)
@@ -482,12 +505,13 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
                                f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, tparams, conds, "no flow between groups, at any depth")
+    statement = _statement(mask, tparams, conds, f"no flow between groups, at any depth{empty}")
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
-    statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds, "no flow between groups, at any depth")
+    statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
+                           f"no flow between groups, at any depth{empty}")
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
