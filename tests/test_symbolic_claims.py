@@ -250,7 +250,7 @@ def test_recheck_disagreement_is_loud():
     # a concrete builder that is wrong (bidirectional): the proof stands, the re-check says so loudly
     wrong = _next_token(causal, lambda n: _next_token_task(n, np.ones((n, n), dtype=bool)))
     v = prove_leak_free(wrong, layers=1)
-    assert v.verdict == PROVED and v.recheck.startswith("DISAGREES") and v.disagrees
+    assert v.verdict == PROVED and v.recheck.startswith("DISAGREES") and v.disagrees and v.exit_code == 1
     leaky = from_mask_mod("skip", lambda b, h, q, k: _skip(q, k))
     wrong = _next_token(leaky, lambda n: causal_lm(n))
     v = prove_leak_free(wrong, layers=2)

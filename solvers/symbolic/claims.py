@@ -75,7 +75,8 @@ class SymbolicVerdict:
 
     @property
     def exit_code(self) -> int:
-        return EXIT_CODES[self.verdict]
+        """0 proved, 1 refuted, 3 unknown; 1 whenever the concrete re-check disagrees (a bug of the kit)."""
+        return 1 if self.disagrees else EXIT_CODES[self.verdict]
 
     @property
     def disagrees(self) -> bool:
