@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import random
 
 import numpy as np

@@ -34,34 +34,48 @@ A list given in the spec (``xlnet:order=2+0+1``, ``packed:lengths=3+2``, ``mlm:m
 fixes ``n`` and the values, as side conditions of the task.
 
 The masks are traced from the catalogue's rule factories (:func:`~solvers.symbolic.mask.from_rule`),
-except the ones over a list (xlnet, packed: the same rules, written here on the index
-tensor) and the bad designs (their flaw written on the case study's rule). Their lookups
-in an index tensor include those of ``predicts`` and ``group`` (``doc(q + 1)``), so that
-``mask.facts(pairs)`` carries the index axioms a task query needs.
+except the ones over a list (xlnet, packed: the same rules, written on the index tensor)
+and the bad designs (their flaw written on the case study's rule), whose factories are in
+:mod:`solvers.symbolic.task_rules`. Lookups in an index tensor include those of
+``predicts`` and ``group`` (``doc(q + 1)``), so that ``mask.facts(pairs)`` carries the
+index axioms a task query needs.
 
-:func:`known_invariant` gives, for each task, the relation ``I`` of the catalogue for the
-claim "leak-free at every depth" (the closure of the case study's mask, the causal order
-for the causal and packed tasks, everything for the bidirectional ones), written as its own
-formula, never derived from the mask: the claim checks ``M ∨ I ⊆ I``, ``I`` transitive and
-no target inside ``I``, so a wrong invariant is refuted, not trusted.
+Re-exported here: :func:`known_invariant` (:mod:`solvers.symbolic.invariants`), the
+relation ``I`` of the catalogue for "leak-free at every depth", written as its own formula
+and checked by the claim, never trusted; :func:`evaluate` and :func:`lists_from_model`
+(:mod:`solvers.symbolic.task_values`), a task at concrete values and a model's lists.
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
 import z3
 
-from hasse.solvers.symbolic.mask import N, SymbolicMask, describe_conditions, from_rule
+from hasse.solvers.symbolic.invariants import known_invariant
+from hasse.solvers.symbolic.mask import N, SymbolicMask, from_rule
 from hasse.solvers.symbolic.task import SymbolicTask
+from hasse.solvers.symbolic.task_rules import (
+    MASKED,
+    causal_rule,
+    crossed_rule,
+    full_rule,
+    own_content_rule,
+    packed_factory,
+    query_history_rule,
+    sliding_rule,
+    xlnet_factory,
+)
+from hasse.solvers.symbolic.task_values import evaluate, lists_from_model, statement_of
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
-from hasse.solvers.symbolic.trace import TraceError
 from hasse.theory.errors import InputError
 from hasse.theory.masks.bd3lm import make_bd3lm
 from hasse.theory.masks.block_two_stream import make_block_two_stream
 from hasse.theory.masks.butterfly import make_butterfly
 from hasse.theory.params import require_block, require_non_negative, require_positive
+
+__all__ = ["TASKS", "check_same_size", "evaluate", "known_invariant", "lists_from_model", "statement_of",
+           "symbolic_task"]
 
 TASKS = ("butterfly", "block_two_stream", "bd3lm", "xlnet", "causal_lm", "mlm", "packed",
          "bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
@@ -138,116 +152,6 @@ def _inside_tokens(n, t) -> z3.BoolRef:
     return z3.And(t >= 0, t < n)
 
 
-# --------------------------------------------------------------------------- rule factories (traced)
-
-
-def _causal_rule(n):
-    """Causal attention (theory.masks.causal), as a factory for :func:`from_rule`."""
-    require_positive("n", n)
-
-    def rule(q, k):
-        return k <= q
-
-    return rule
-
-
-def _full_rule(n):
-    """Bidirectional attention (theory.masks.bidirectional)."""
-    require_positive("n", n)
-
-    def rule(q, k):
-        return True
-
-    return rule
-
-
-# A factory over an index tensor is made by a closure: the tracer rebinds the factory it is
-# given (numpy and the parameter checks replaced), not the other functions of this module.
-
-
-def _xlnet_factory(rank: SymIndex):
-    def make_xlnet(n):
-        """theory.masks.xlnet's rule with ``rank`` an index tensor; ``q % n`` written as ``q − n`` past ``n``."""
-        require_positive("n", n)
-
-        def rule(q, k):
-            q_query, k_query = q >= n, k >= n
-            rq = rank[np.where(q_query, q - n, q)]
-            rk = rank[np.where(k_query, k - n, k)]
-            content = ~q_query & ~k_query & (rk <= rq)
-            query = q_query & ~k_query & (rk < rq)
-            itself = q_query & (q == k)
-            return content | query | itself
-
-        return rule
-
-    return make_xlnet
-
-
-def _packed_factory(doc: SymIndex):
-    def make_packed(n, window):
-        """theory.tasks.prior_art.packed's mask: causal within a document, inside ``window`` keys when > 0."""
-        require_positive("n", n)
-        window = require_non_negative("window", window)
-
-        def rule(q, k):
-            return (doc[q] == doc[k]) & (k <= q) & ((window == 0) | (q - window < k))
-
-        return rule
-
-    return make_packed
-
-
-def _sliding_rule(n, window):
-    """theory.masks.sliding_window's rule ``q − window < k <= q`` (bad_packed_window's mask)."""
-    require_positive("n", n)
-    window = require_positive("window", window)
-
-    def rule(q, k):
-        return (q - window < k) & (k <= q)
-
-    return rule
-
-
-def _crossed_rule(n):
-    """bad_butterfly_crossed: Butterfly's rule, plus every F position attending every B position."""
-    base = make_butterfly(n)
-
-    def rule(q, k):
-        return base(q, k) | ((q < n - 1) & (k >= n - 1) & (k < 2 * n - 2))
-
-    return rule
-
-
-def _own_content_rule(n, block):
-    """bad_block_own_content on 2n positions: C causal; Q_t → C_j iff j//l <= t//l; Q_t → Q_u same block, u <= t."""
-    n, block = require_block(n, block)
-
-    def rule(q, k):
-        q_query, k_query = q >= n, k >= n
-        t, u = q - n, k - n
-        cc = ~q_query & ~k_query & (k <= q)
-        qc = q_query & ~k_query & (k // block <= t // block)
-        qq = q_query & k_query & (u // block == t // block) & (u <= t)
-        return cc | qc | qq
-
-    return rule
-
-
-def _query_history_rule(n, block):
-    """bad_block_query_history: Block Two-Stream (chain) plus Q_t → Q_u when u//l < t//l."""
-    base = make_block_two_stream(n, block, "chain")
-    n, block = require_block(n, block)
-
-    def rule(q, k):
-        content = n - block
-        t, u = q - content, k - content
-        extra = (q >= content) & (k >= content) & (u // block < t // block)
-        return base(q, k) | extra
-
-    return rule
-
-
 # --------------------------------------------------------------------------- the tasks
 
 
@@ -259,10 +163,10 @@ def symbolic_task(spec: str) -> SymbolicTask:
     ('3*n - 2', 'for all n >= 1')
     >>> z3.simplify(z3.substitute(t.holds(z3.IntVal(5), z3.IntVal(0)), (t.n, z3.IntVal(3))))  # P_1 holds x_0
     True
-    >>> symbolic_task("ar:n=3")
+    >>> symbolic_task("ar:n=3")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    hasse.theory.errors.InputError: ar:n=3: no symbolic form for the task 'ar'; tasks for every n: butterfly, block_two_stream, bd3lm, xlnet, causal_lm, mlm, packed, bad_butterfly_self, bad_butterfly_crossed, bad_block_own_content, bad_mlm_unmasked, bad_packed_window, bad_block_query_history
+    hasse.theory.errors.InputError: ar:n=3: no symbolic form for the task 'ar'; tasks for every n: butterfly, ...
     """
     name, values = _parse(spec)
     try:
@@ -336,18 +240,6 @@ def _traced(spec: str, factory, **kwargs) -> SymbolicMask:
     return mask
 
 
-def statement_of(n, params: dict, conditions: list) -> str:
-    """The side conditions in words, by the symbols' own names; ``n`` given: ``at n = 3``."""
-    named = {str(v): v for v in params.values()}
-    conditions = [c for c in conditions if not z3.is_true(z3.simplify(c))]
-    if not z3.is_int_value(n):
-        return describe_conditions(n, named, conditions)
-    if not named:
-        return f"at n = {n}"
-    first, *rest = named.values()
-    return describe_conditions(first, {str(v): v for v in rest}, conditions) + f" at n = {n}"
-
-
 def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) -> SymbolicTask:
     conditions = list(conditions)
     mask.size = z3.simplify(mask.size) if z3.is_int_value(mask.n) else mask.size
@@ -358,7 +250,7 @@ def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) 
 
 def _butterfly(spec, name, values, *, self_=False, crossed=False) -> SymbolicTask:
     n_fixed = _int_or_none(values, N)
-    factory = _crossed_rule if crossed else make_butterfly
+    factory = crossed_rule if crossed else make_butterfly
     mask = _traced(spec, factory, params={N: n_fixed}, size=lambda n: 3 * n - 2,
                      streams=lambda n: (("F", z3.IntVal(0)), ("B", n - 1), ("P", 2 * n - 2)))
     n = mask.n
@@ -381,7 +273,7 @@ def _block_two_stream(spec, name, values, *, history=False) -> SymbolicTask:
     variant = "chain" if history else values.get("variant", "chain")
     params = {N: _int_or_none(values, N), "block": _int_or_none(values, "block")}
     if history:
-        mask = _traced(spec, _query_history_rule, params=params, size=lambda n, block: 2 * n - block)
+        mask = _traced(spec, query_history_rule, params=params, size=lambda n, block: 2 * n - block)
     else:
         mask = _traced(spec, make_block_two_stream, params={**params, "variant": variant},
                          size=lambda n, block, variant: 2 * n - block)
@@ -427,7 +319,7 @@ def _xlnet(spec, name, values) -> SymbolicTask:
         from hasse.theory.masks.xlnet import ranks
 
         conditions = [rank.function(z3.IntVal(i)) == int(r) for i, r in enumerate(ranks(order))]
-    mask = _traced(spec, _xlnet_factory(rank), params={N: None if order is None else len(order)},
+    mask = _traced(spec, xlnet_factory(rank), params={N: None if order is None else len(order)},
                      size=lambda n: 2 * n, streams=lambda n: (("c", z3.IntVal(0)), ("g", n)), indexes=[rank])
     n = mask.n
 
@@ -441,7 +333,7 @@ def _xlnet(spec, name, values) -> SymbolicTask:
 
 
 def _causal_lm(spec, name, values) -> SymbolicTask:
-    mask = _traced(spec, _causal_rule, params={N: _int_or_none(values, N)})
+    mask = _traced(spec, causal_rule, params={N: _int_or_none(values, N)})
     n = mask.n
 
     def holds(p, t):
@@ -453,13 +345,10 @@ def _causal_lm(spec, name, values) -> SymbolicTask:
     return _task(spec, name, values, mask, holds, predicts)
 
 
-MASKED = z3.Function("masked", z3.IntSort(), z3.BoolSort())  # mlm's masked positions (any subset)
-
-
 def _mlm(spec, name, values, *, unmasked=False) -> SymbolicTask:
     masked_list = values.get("masked")
     n_fixed = _int_or_none(values, N)
-    mask = _traced(spec, _full_rule, params={N: n_fixed})
+    mask = _traced(spec, full_rule, params={N: n_fixed})
     n = mask.n
     conditions = []
     if unmasked:
@@ -497,9 +386,9 @@ def _packed(spec, name, values, *, bad=False) -> SymbolicTask:
     n_value = None if lengths is None else int(sum(int(v) for v in lengths))
     window = _int_or_none(values, "window")
     if bad:
-        mask = _traced(spec, _sliding_rule, params={N: n_value, "window": window})
+        mask = _traced(spec, sliding_rule, params={N: n_value, "window": window})
     else:
-        mask = _traced(spec, _packed_factory(doc), params={N: n_value, "window": window},
+        mask = _traced(spec, packed_factory(doc), params={N: n_value, "window": window},
                          indexes=[doc])
     if bad:
         mask.indexes.append(doc)
@@ -538,7 +427,7 @@ _BUILDERS: dict[str, Callable[..., SymbolicTask]] = {
 
 
 def _own_content(spec, name, values) -> SymbolicTask:
-    mask = _traced(spec, _own_content_rule, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
+    mask = _traced(spec, own_content_rule, params={N: _int_or_none(values, N), "block": _int_or_none(values, "block")},
                      size=lambda n, block: 2 * n, streams=lambda n, block: (("C", z3.IntVal(0)), ("Q", n)))
     n = mask.n
 
@@ -554,229 +443,6 @@ def _own_content(spec, name, values) -> SymbolicTask:
 _BUILDERS["bad_block_own_content"] = _own_content
 
 
-# --------------------------------------------------------------------------- invariants
-
-
-def known_invariant(task: SymbolicTask) -> SymbolicMask | None:
-    """The catalogue's relation ``I(q, k)`` ("``q`` may hold what ``k`` holds") for leak-free at every depth.
-
-    A :class:`SymbolicMask` over the task's symbols (``.allowed(q, k)``; its ``facts`` carry the
-    index axioms), written as its own formula from the layouts of design §4:
-
-    - Butterfly (and its bad designs): ``F`` causal, ``B`` anti-causal, ``P_k`` reading
-      ``F_{<k}`` and ``B_{>k}``, and the diagonal (the mask is its own closure);
-    - Block Two-Stream (each variant; ``bad_block_query_history`` with its earlier blocks'
-      queries): content causal, ``Q_t`` reading content of earlier blocks and the queries of
-      its own block (earlier ones for chain); ``bad_block_own_content``: the block-causal version;
-    - BD3-LM: same-half same-block, ``x_t`` reading earlier clean blocks, clean block-causal;
-    - XLNet: ``rank(k) <= rank(q)`` into content (strictly from a query), each query itself;
-    - causal_lm (through any causal mask, a sliding window included): ``k <= q``;
-      packed (and bad_packed_window): ``doc(k) = doc(q)`` and ``k <= q``; mlm: every pair.
-
-    None for a task with no catalogue invariant. The claim checks the three conditions.
-
-    >>> t = symbolic_task("causal_lm")
-    >>> known_invariant(t).allowed(3, 2)
-    2 <= 3
-    """
-    from hasse.theory.spec import parse_spec
-
-    name, _ = parse_spec(task.name.split(" through ")[0])
-    mask = task.mask
-    n, q, k = mask.n, mask.q, mask.k
-    indexes = []
-    if name in ("butterfly", "bad_butterfly_self", "bad_butterfly_crossed"):
-        formula = _butterfly_closure(n, q, k)
-    elif name in ("block_two_stream", "bad_block_query_history"):
-        _, values = parse_spec(task.name.split(" through ")[0])
-        chain = name == "bad_block_query_history" or values.get("variant", "chain") == "chain"
-        block = _block_term(task)
-        formula = _block_closure(n, block, q, k, chain, name == "bad_block_query_history")
-    elif name == "bad_block_own_content":
-        formula = _own_content_closure(n, _block_term(task), q, k)
-    elif name == "bd3lm":
-        formula = _bd3lm_closure(n, _block_term(task), q, k)
-    elif name == "xlnet":
-        rank = next(i for i in mask.indexes if i.name == "rank")
-        indexes = [rank]
-        formula = _xlnet_closure(n, rank.function, q, k)
-    elif name == "causal_lm":
-        formula = k <= q
-    elif name in ("packed", "bad_packed_window"):
-        doc = next(i for i in mask.indexes if i.name == "doc")
-        indexes = [doc]
-        formula = z3.And(doc.function(k) == doc.function(q), k <= q)
-    elif name in ("mlm", "bad_mlm_unmasked"):
-        formula = z3.BoolVal(True)
-    else:
-        return None
-    conditions = list(mask.conditions) + list(task.conditions)
-    return SymbolicMask(f"{name} (known invariant)", n, mask.size, dict(mask.params), formula, q, k, conditions,
-                        [], indexes, mask.streams, statement_of(n, mask.params, conditions))
-
-
-def _block_term(task: SymbolicTask):
-    if "block" in task.mask.params:
-        return task.mask.params["block"]
-    from hasse.theory.spec import parse_spec
-
-    _, values = parse_spec(task.name.split(" through ")[0])
-    if "block" not in values:
-        raise TraceError(f"{task.name}: the block size is neither symbolic nor given")
-    return z3.IntVal(int(values["block"]))
-
-
-def _butterfly_closure(n, q, k):
-    b, p = n - 1, 2 * n - 2
-
-    def stream(x):
-        return z3.If(x < b, 0, z3.If(x < p, 1, 2))
-
-    def index(x):
-        return z3.If(x < b, x, z3.If(x < p, x - b + 1, x - p))
-
-    sq, sk, i, j = stream(q), stream(k), index(q), index(k)
-    return z3.Or(q == k,
-                 z3.And(sq == 0, sk == 0, j <= i),
-                 z3.And(sq == 1, sk == 1, j >= i),
-                 z3.And(sq == 2, sk == 0, j < i),
-                 z3.And(sq == 2, sk == 1, j > i))
-
-
-def _block_closure(n, block, q, k, chain: bool, history: bool):
-    c = n - block
-    t, u = q - c, k - c
-    qq = z3.And(q >= c, k >= c, u / block == t / block)
-    if chain:
-        qq = z3.And(qq, u <= t)
-    parts = [q == k,
-             z3.And(q < c, k < c, k <= q),
-             z3.And(q >= c, k < c, k / block < t / block),
-             qq]
-    if history:
-        parts.append(z3.And(q >= c, k >= c, u / block < t / block))
-    return z3.Or(parts)
-
-
-def _own_content_closure(n, block, q, k):
-    t, u = q - n, k - n
-    return z3.Or(q == k,
-                 z3.And(q < n, k < n, k <= q),
-                 z3.And(q >= n, k < n, k / block <= t / block),
-                 z3.And(q >= n, k >= n, u / block == t / block, u <= t))
-
-
-def _bd3lm_closure(n, block, q, k):
-    qc, kc = q >= n, k >= n
-    bq = z3.If(qc, q - n, q) / block
-    bk = z3.If(kc, k - n, k) / block
-    return z3.Or(q == k,
-                 z3.And(qc == kc, bq == bk),
-                 z3.And(z3.Not(qc), kc, bk < bq),
-                 z3.And(qc, kc, bk <= bq))
-
-
-def _xlnet_closure(n, rank, q, k):
-    rq = rank(z3.If(q >= n, q - n, q))
-    rk = rank(z3.If(k >= n, k - n, k))
-    return z3.Or(q == k,
-                 z3.And(q < n, k < n, rk <= rq),
-                 z3.And(q >= n, k < n, rk < rq))
-
-
-# --------------------------------------------------------------------------- evaluation at values
-
-
-def evaluate(task: SymbolicTask, expr, n: int, **params) -> z3.ExprRef:
-    """``expr`` (a formula of the task's symbols) at ``n`` and these parameters, simplified.
-
-    The lists of the concrete spec fill in the modelled ones: ``order`` the ``rank`` tensor,
-    ``lengths`` the ``doc`` tensor, ``masked`` the ``masked`` predicate. For re-checks and tests.
-
-    >>> t = symbolic_task("packed")
-    >>> evaluate(t, t.predicts(z3.IntVal(0), z3.IntVal(1)), 3, lengths=(1, 2), window=0)
-    False
-    """
-    subs = [(task.mask.n, z3.IntVal(n))]
-    for key, value in params.items():
-        if key in task.mask.params and isinstance(value, (int, np.integer)):
-            subs.append((task.mask.params[key], z3.IntVal(int(value))))
-    expr = z3.simplify(z3.substitute(expr, *subs))
-    funs = []
-    x = z3.Var(0, z3.IntSort())
-    if "order" in params:
-        from hasse.theory.masks.xlnet import ranks
-
-        funs.append((z3.Function("rank", z3.IntSort(), z3.IntSort()), _table(x, ranks(params["order"]), -1)))
-    if "lengths" in params:
-        from hasse.theory.masks.document import document_ids
-
-        funs.append((z3.Function("doc", z3.IntSort(), z3.IntSort()), _table(x, document_ids(params["lengths"]), -1)))
-    if "masked" in params:
-        chosen = set(int(i) for i in params["masked"])
-        funs.append((MASKED, z3.Or([x == i for i in sorted(chosen)]) if chosen else z3.BoolVal(False)))
-    if funs:
-        expr = z3.simplify(z3.substitute_funs(expr, *funs))
-    return expr
-
-
-def _table(x, values, default: int):
-    out = z3.IntVal(default)
-    for i in reversed(range(len(values))):
-        out = z3.If(x == i, z3.IntVal(int(values[i])), out)
-    return out
-
-
-def lists_from_model(task: SymbolicTask, model: z3.ModelRef, n: int, positions=None) -> dict:
-    """The lists a Z3 model of ``task`` chose at sample length ``n``: ``order``, ``lengths`` or ``masked``.
-
-    For the concrete re-check of a counterexample: ``task.concrete(n, **params, **lists_from_model(…))``
-    builds the very instance the model describes. ``positions``: the positions the query read
-    (a witness path); the model's values there are kept (and at ``p + 1``, which ``predicts``
-    reads), and a position left free joins the document before it (packed), or is ranked after
-    the others (xlnet). Without ``positions`` every value of the model is kept, made
-    non-decreasing where needed.
-
-    >>> t = symbolic_task("packed")
-    >>> s = z3.Solver(); doc = z3.Function("doc", z3.IntSort(), z3.IntSort())
-    >>> s.add(doc(0) == 4, doc(1) == 7, doc(2) == 7); s.check()
-    sat
-    >>> lists_from_model(t, s.model(), 3), lists_from_model(t, s.model(), 3, positions=[0])
-    ({'lengths': (1, 2)}, {'lengths': (1, 2)})
-    """
-    from hasse.theory.spec import parse_spec
-
-    name, given = parse_spec(task.name.split(" through ")[0])
-    keep = set(range(n)) if positions is None else {int(p) + d for p in positions for d in (0, 1)} & set(range(n))
-    out: dict = {}
-    if name == "xlnet" and "order" not in given:
-        values = _values_at(model, "rank", n)
-        out["order"] = tuple(sorted(range(n), key=lambda i: (values[i] if i in keep else n + i, i)))
-    elif name in ("packed", "bad_packed_window") and "lengths" not in given:
-        values = _values_at(model, "doc", n)
-        ids: list = [values[i] if i in keep else None for i in range(n)]
-        last = next((v for v in ids if v is not None), 0)
-        for i in range(n):
-            ids[i] = last = max(last, ids[i]) if ids[i] is not None else last
-        lengths, run = [], 1
-        for i in range(1, n):
-            if ids[i] == ids[i - 1]:
-                run += 1
-            else:
-                lengths.append(run)
-                run = 1
-        out["lengths"] = tuple(lengths + [run]) if n else ()
-    elif name == "mlm" and "masked" not in given:
-        out["masked"] = tuple(i for i in range(n)
-                              if z3.is_true(model.eval(MASKED(z3.IntVal(i)), model_completion=True)))
-    return out
-
-
-def _values_at(model: z3.ModelRef, name: str, n: int) -> list[int]:
-    f = z3.Function(name, z3.IntSort(), z3.IntSort())
-    return [model.eval(f(z3.IntVal(i)), model_completion=True).as_long() for i in range(n)]
-
-
 def check_same_size(task: SymbolicTask, mask: SymbolicMask) -> None:
     """Raise :class:`InputError` unless ``mask`` has as many positions as ``task`` for every ``n``.
 
@@ -786,8 +452,8 @@ def check_same_size(task: SymbolicTask, mask: SymbolicMask) -> None:
     (or that Z3 cannot decide) is refused in one line.
 
     >>> from hasse.solvers.symbolic.mask import from_rule
-    >>> check_same_size(symbolic_task("causal_lm"), from_rule("causal", _causal_rule, params={"n": None}))
-    >>> check_same_size(symbolic_task("xlnet"), from_rule("causal", _causal_rule, params={"n": None}))
+    >>> check_same_size(symbolic_task("causal_lm"), from_rule("causal", causal_rule, params={"n": None}))
+    >>> check_same_size(symbolic_task("xlnet"), from_rule("causal", causal_rule, params={"n": None}))
     Traceback (most recent call last):
     ...
     hasse.theory.errors.InputError: causal: the task xlnet has 2*n positions but the mask has n (e.g. at n = 1)
