@@ -150,6 +150,9 @@ def test_leaky_design_refuted_at_the_smallest_n():
     path = cx["path"]
     assert path[0] == cx["target"] and path[-1] + 1 == cx["target"] and len(path) - 1 <= 2  # holds / predicts
     assert all(attends[y, x] for x, y in zip(path, path[1:])) and v.recheck == "confirmed"
+    # a walk of at most 4 hops: the 2-hop leak, paused twice on the residual
+    deeper = prove_leak_free(task, layers=4)
+    assert deeper.verdict == REFUTED and deeper.counterexample["n"] == _brute_leak(_skip, 4)[0] == 7
     # every depth: no invariant fits (the causal order fails condition 1), so unknown, never proved
     every = prove_leak_free(task)
     assert every.verdict == UNKNOWN and every.exit_code == 3
@@ -455,3 +458,15 @@ def test_a_mask_with_empty_rows_says_how_it_reads_them():
     assert EMPTY_ROWS_NOTE not in prove_isolation(SymbolicTask("c", chunked, lambda p, t: t == p,
                                                                lambda p, t: False, group=lambda p: p), layers=1
                                                   ).statement
+
+
+def test_walks_of_fewer_hops_than_layers_are_found():
+    # predicting the previous token through a window: a one-hop leak, found by a 3-layer search too
+    sw = from_rule("sliding_window", make_sliding_window, params={"w": None})
+    task = SymbolicTask("previous", sw, holds=lambda p, t: t == p, predicts=lambda p, t: z3.And(t == p - 1, p >= 1),
+                        concrete=lambda n, w: make_task(n, tokens_at(range(n)), [None] + list(range(n - 1)),
+                                                        _grid(lambda q, k: (q - w < k) & (k <= q), n)))
+    for layers in (1, 3):
+        v = prove_leak_free(task, layers=layers)
+        assert v.verdict == REFUTED and (v.counterexample["n"], v.counterexample["params"]) == (2, {"w": 2}), v
+        assert v.counterexample["path"] == [0, 1] and v.recheck == "confirmed"

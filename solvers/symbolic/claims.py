@@ -355,7 +355,17 @@ def _walk(mask: SymbolicMask, layers: int, prefix: str) -> tuple[list, list, lis
     """Positions ``p_0 … p_L``, hop constraints ``A(p_{i+1}, p_i)`` and the facts of those reads."""
     ps = _positions(prefix, layers + 1)
     pairs = [(ps[i + 1], ps[i]) for i in range(layers)]
-    return ps, [mask.attends(x, y) for x, y in pairs], mask.facts(pairs + _task_pairs(ps))
+    # stutters (hops through the residual) first: every walk of at most L hops has this form,
+    # and the solver need not try each place a shorter walk could pause
+    first = [z3.Implies(ps[i] == ps[i + 1], ps[i - 1] == ps[i]) for i in range(1, layers)]
+    return ps, [mask.attends(x, y) for x, y in pairs] + first, mask.facts(pairs + _task_pairs(ps))
+
+
+def _hops(mask: SymbolicMask, layers: int, timeout, assume: Sequence = ()) -> tuple[int, str]:
+    """The walk length to search: 1 when ``M or I`` is transitive (proved; a walk then shortens to one hop), else L."""
+    if layers <= 1 or prove_dense(mask, timeout=timeout, assume=assume, recheck_upto=0).verdict != PROVED:
+        return layers, ""
+    return 1, f" (M or I is transitive, so every walk of at most {layers} hops is one hop)"
 
 
 EMPTY_ROWS_NOTE = " (a query attending no key reads as attending only itself: --empty-rows attend-none)"
@@ -414,7 +424,8 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     if layers is not None:
         statement = _statement(mask, tparams, conds,
                                f"no position predicts a token it sees within {layers} layers{empty}")
-        ps, hops, facts = _walk(mask, layers, "p")
+        searched, why = _hops(mask, layers, timeout, assume)
+        ps, hops, facts = _walk(mask, searched, "p")
         query = conds + [mask.inside(*ps), t >= 0, t < mask.n] + hops + facts + \
             [task.holds(ps[0], t), task.predicts(ps[-1], t)]
         status, model, reason, _ = _solve(query, timeout)
@@ -422,7 +433,7 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
             recheck = _recheck_small(mask, conds, recheck_upto, 
                                      lambda n, p: _concrete_leak(task, n, p, layers, None), tparams)
             return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
-                                   f"no walk of at most {layers} hops from a holder of t to a predictor of t")
+                                   f"no walk of at most {layers} hops from a holder of t to a predictor of t{why}")
         if status != SAT:
             return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                    f"the solver said {reason or status}")
@@ -485,14 +496,15 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
 
     if layers is not None:
         statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers{empty}")
-        ps, hops, facts = _walk(mask, layers, "p")
+        searched, why = _hops(mask, layers, timeout, assume)
+        ps, hops, facts = _walk(mask, searched, "p")
         query = conds + [mask.inside(*ps)] + hops + facts + [apart(ps[-1], ps[0])]
         status, model, reason, _ = _solve(query, timeout)
         if status == UNSAT:
             recheck = _recheck_small(mask, conds, recheck_upto, 
                                      lambda n, p: _concrete_isolation(task, n, p, layers, None), tparams)
             return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
-                                   f"no walk of at most {layers} hops between positions of different groups")
+                                   f"no walk of at most {layers} hops between positions of different groups{why}")
         if status != SAT:
             return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                    f"the solver said {reason or status}")
