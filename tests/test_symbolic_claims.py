@@ -243,6 +243,8 @@ def test_smallest_model_bisects():
     n, x = z3.Ints("n x")
     model, note = smallest_model([n >= 1, x >= 0, x < n, x * x == 1024], n, {})
     assert model[n].as_long() == 33 and note == ""
+    model, note = smallest_model([n >= 1, x < n, x * 2 < 5], n, {"x": x})  # x unbounded below
+    assert model[n].as_long() == 1 and "no smallest value" in note
 
 
 # ---------------------------------------------------------------- the re-check fires

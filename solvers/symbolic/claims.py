@@ -173,6 +173,9 @@ def smallest_model(constraints: list, n: z3.ArithRef, params: dict, timeout: flo
         lo = None  # everything below lo is unsat; found by stepping down 1, 2, 4, … from hi
         step = 1
         while lo is None or lo < hi:
+            if lo is None and step > 2 ** 40:  # a parameter with no lower bound in the side conditions
+                note = f"{term} has no smallest value (the side conditions bound it from below nowhere)"
+                break
             mid = hi - step if lo is None else (lo + hi) // 2
             query = constraints + fixed + [term <= mid] + ([term >= lo] if lo is not None else [])
             status, m, reason, _ = _solve(query, timeout)
