@@ -383,3 +383,23 @@ def test_index_instances_are_valid_catalogue_inputs():
         for values in index_instances(symbolic_mask("tree"), n):
             compare_tree(symbolic_mask("tree"), values["parent"], 2)
     assert index_instances(symbolic_mask("causal"), 4) == [{}]
+
+
+def test_a_named_parameter_is_one_symbol_shared_by_two_specs():
+    from hasse.solvers.symbolic.claims import check_equivalence
+
+    keys, distance = symbolic_mask("sliding_window:w=W"), symbolic_mask("sliding_window_distance:d=W")
+    assert [str(v) for v in keys.params.values()] == ["W"] == [str(v) for v in distance.params.values()]
+    verdict = check_equivalence(keys, distance)
+    # brute force: the smallest n at which w keys and distance w differ, over w = 1 … 6
+    smallest = min(n for n in range(1, 8) for w in range(1, 7)
+                   if not np.array_equal(build_mask(f"sliding_window:n={n},w={w}").matrix,
+                                         build_mask(f"sliding_window_distance:n={n},d={w}").matrix))
+    assert verdict.verdict == "refuted" and verdict.counterexample["n"] == smallest == 2
+    assert verdict.statement.startswith("for all n >= 1 and all W >= 1:")
+    # one key more is the same mask for every n and every W
+    same = check_equivalence(symbolic_mask("sliding_window:w=W"), symbolic_mask("sliding_window_distance:d=V"),
+                             assume=[z3.Int("V") == z3.Int("W") - 1])
+    assert same.verdict == "proved"
+    with pytest.raises(InputError, match="n cannot be named"):
+        symbolic_mask("causal:n=N")

@@ -185,21 +185,50 @@ def symbolic_mask(spec: str) -> SymbolicMask:
         raise InputError(f"{name} has no symbolic form yet; symbolic masks: {', '.join(names())}", source)
     raw = canonical_keys(entry, raw, source)
     given: dict = {}
+    shared: dict[str, str] = {}  # parameter -> the symbol the user named (sliding_window:w=W)
     for key, text in raw.items():
         param = entry.param(key)
         if param is None:
             known = ", ".join(p.name for p in entry.params) or "none"
             raise InputError(f"unknown parameter {key!r} for {entry.name}; its parameters: {known}", source)
+        if param.kind == "int" and text.strip().isidentifier():
+            shared[key] = text.strip()  # symbolic, under that name: two specs naming W share it
+            continue
         given[key] = parse_value(param, text, source)
     defaults = {p.name: p.default for p in entry.params if p.kind in ("choice", "bool")}
     try:
-        if name in INDEXED:
-            return _indexed(name, source, given, defaults)
-        return _traced(name, source, given, defaults)
+        mask = _indexed(name, source, given, defaults) if name in INDEXED else _traced(name, source, given, defaults)
     except InputError as exc:
         if exc.source is not None:
             raise
         raise InputError(str(exc), source) from None
+    return _named_symbols(mask, shared, fixed_n=N in given) if shared else mask
+
+
+def _named_symbols(mask: SymbolicMask, shared: dict[str, str], fixed_n: bool) -> SymbolicMask:
+    """``mask`` with the parameters of ``shared`` renamed to the symbols the user wrote.
+
+    ``hasse equiv sliding_window:w=W sliding_window_distance:d=W`` compares the two windows
+    at the same value ``W`` for every ``W``, where ``w`` and ``d`` left out would range
+    independently.
+
+    >>> m = symbolic_mask("sliding_window:w=W")
+    >>> m.statement, sorted(str(v) for v in m.params.values())
+    ('for all n >= 1 and all W >= 1', ['W'])
+    """
+    if N in shared:
+        raise InputError("n cannot be named: it is the length every statement ranges over", mask.name)
+    pairs = [(mask.params[key], z3.Int(symbol)) for key, symbol in shared.items() if key in mask.params]
+
+    def sub(e):
+        return z3.substitute(e, *pairs) if pairs and isinstance(e, z3.ExprRef) else e
+
+    params = {key: sub(term) for key, term in mask.params.items()}
+    conditions = [sub(c) for c in mask.conditions]
+    return replace(mask, params=params, formula=sub(mask.formula), size=sub(mask.size), conditions=conditions,
+                   obligations=[(sub(o), why) for o, why in mask.obligations],
+                   streams=tuple((s, sub(p)) for s, p in mask.streams),
+                   statement=_statement(mask.n, params, conditions, fixed_n))
 
 
 def _traced(name: str, source: str, given: dict, defaults: dict) -> SymbolicMask:

@@ -125,15 +125,44 @@ def _task_params(task: SymbolicTask, assume: Sequence = ()) -> dict:
     return out
 
 
-def _statement(mask: SymbolicMask, params: dict, conditions: list, text: str) -> str:
+INDEX_WORDS = {  # what "for every …" ranges over, by the property an index tensor is declared with
+    "nondecreasing": "every split into documents ({name}: a non-decreasing id per position)",
+    "bijection": "every order ({name}: a permutation of the positions)",
+    "backward": "every forest ({name}: a parent per node, earlier or none)",
+    "any": "every value of {name}",
+}
+
+
+def _index_words(mask: SymbolicMask, task=None) -> str:
+    """`` and every order (rank: …)`` for each index tensor the statement quantifies over."""
+    words = []
+    for index in mask.indexes:
+        prop = getattr(index, "prop", None)
+        if prop in INDEX_WORDS and INDEX_WORDS[prop].format(name=index.name) not in words:
+            words.append(INDEX_WORDS[prop].format(name=index.name))
+    if task is not None and getattr(task, "name", "").startswith(("mlm", "bad_mlm")) and "masked=" not in task.name:
+        words.append("every set of masked positions")
+    return "".join(f" and {w}" for w in words)
+
+
+def _statement(mask: SymbolicMask, params: dict, conditions: list, text: str, task=None) -> str:
+    every = _index_words(mask, task)
     if mask.statement and [str(c) for c in conditions] == [str(c) for c in mask.conditions] \
             and set(params) == set(mask.params):
-        return f"{mask.statement}: {text}"  # the mask's own words (its catalogue names the parameters)
+        return f"{_with(mask.statement, every)}: {text}"  # the mask's own words (its catalogue names the parameters)
     if z3.is_int_value(mask.n):
         head = describe_conditions(z3.Int("n"), params, conditions).replace("for all n and all ", "for all ")
         head = head.replace("for all n", f"at n = {mask.n}") if not params else head
-        return f"{head}: {text}"
-    return f"{describe_conditions(mask.n, params, conditions)}: {text}"
+        return f"{_with(head, every)}: {text}"
+    return f"{_with(describe_conditions(mask.n, params, conditions), every)}: {text}"
+
+
+def _with(head: str, every: str) -> str:
+    """``every`` inserted before the side conditions' ``with …`` clause (or at the end)."""
+    if not every:
+        return head
+    before, sep, after = head.partition(" with ")
+    return f"{before}{every}{sep}{after}"
 
 
 def _value(model, term) -> int:
@@ -426,7 +455,7 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     t = z3.Int("t")
     if layers is not None:
         statement = _statement(mask, tparams, conds,
-                               f"no position predicts a token it sees within {layers} layers{empty}")
+                               f"no position predicts a token it sees within {layers} layers{empty}", task=task)
         searched, why = _hops(mask, layers, timeout, assume)
         ps, hops, facts = _walk(mask, searched, "p")
         query = conds + [mask.inside(*ps), t >= 0, t < mask.n] + hops + facts + \
@@ -449,13 +478,13 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
                                f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, tparams, conds, f"no position predicts a token it sees, at any depth{empty}")
+    statement = _statement(mask, tparams, conds, f"no position predicts a token it sees, at any depth{empty}", task=task)
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
     statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
-                           f"no position predicts a token it sees, at any depth{empty}")
+                           f"no position predicts a token it sees, at any depth{empty}", task=task)
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None,
@@ -490,7 +519,7 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
     empty = _empty_rows_note(mask, conds, timeout)
     if task.group is None:
-        return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated"),
+        return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated", task=task),
                                0.0, None, None, "the task declares no groups")
     g = task.group
 
@@ -498,7 +527,7 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return z3.And(g(x) >= 0, g(y) >= 0, g(x) != g(y))
 
     if layers is not None:
-        statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers{empty}")
+        statement = _statement(mask, tparams, conds, f"no flow between groups within {layers} layers{empty}", task=task)
         searched, why = _hops(mask, layers, timeout, assume)
         ps, hops, facts = _walk(mask, searched, "p")
         query = conds + [mask.inside(*ps)] + hops + facts + [apart(ps[-1], ps[0])]
@@ -521,13 +550,13 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
                                f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
-    statement = _statement(mask, tparams, conds, f"no flow between groups, at any depth{empty}")
+    statement = _statement(mask, tparams, conds, f"no flow between groups, at any depth{empty}", task=task)
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
     statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
-                           f"no flow between groups, at any depth{empty}")
+                           f"no flow between groups, at any depth{empty}", task=task)
     status, why, _w = _check_invariant(mask, inv, conds, timeout)
     if status != "ok":
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None,

@@ -124,7 +124,7 @@ def describe_conditions(n: z3.ArithRef, params: dict, conditions: list) -> str:
     >>> describe_conditions(n, {"l": l}, [n >= 1, l >= 1, n % l == 0])
     'for all n >= 1 and all l >= 1 with l | n'
     """
-    bounds: dict[str, str] = {}
+    lows: dict[str, int] = {}  # the largest lower bound of each symbol (--param-range raises the program's)
     rest = []
     for c in conditions:
         c = z3.simplify(c) if not _is_divides(c) else c
@@ -133,12 +133,13 @@ def describe_conditions(n: z3.ArithRef, params: dict, conditions: list) -> str:
             a, b = c.arg(0).arg(0), c.arg(0).arg(1)
             rest.append(f"{b} | {a}")
         elif z3.is_ge(c) and z3.is_const(c.arg(0)) and z3.is_int_value(c.arg(1)):
-            bounds.setdefault(str(c.arg(0)), f"{c.arg(0)} >= {c.arg(1)}")
+            lows[str(c.arg(0))] = max(lows.get(str(c.arg(0)), c.arg(1).as_long()), c.arg(1).as_long())
         elif z3.is_le(c) and z3.is_int_value(c.arg(0)) and z3.is_const(c.arg(1)):
-            bounds.setdefault(str(c.arg(1)), f"{c.arg(1)} >= {c.arg(0)}")
+            lows[str(c.arg(1))] = max(lows.get(str(c.arg(1)), c.arg(0).as_long()), c.arg(0).as_long())
         elif text not in rest:
             rest.append(text)
-    names = [str(n)] + [str(v) for v in params.values() if str(v) != str(n)]  # Z3 names: key block, symbol l
+    names = list(dict.fromkeys([str(n)] + [str(v) for v in params.values() if str(v) != str(n)]))  # Z3 names: key block, symbol l
+    bounds = {x: f"{x} >= {low}" for x, low in lows.items()}
     head = "for all " + " and all ".join(bounds.get(x, x) for x in names)
     return head + (f" with {', '.join(rest)}" if rest else "")
 
