@@ -472,3 +472,28 @@ def test_walks_of_fewer_hops_than_layers_are_found():
         v = prove_leak_free(task, layers=layers)
         assert v.verdict == REFUTED and (v.counterexample["n"], v.counterexample["params"]) == (2, {"w": 2}), v
         assert v.counterexample["path"] == [0, 1] and v.recheck == "confirmed"
+
+
+def test_planted_length_bug_escapes_every_concrete_method_up_to_their_largest_n():
+    """The concrete methods decide one n at a time: the engine (closure) and a ground Z3 query on the
+    concrete matrix both call the planted mask dense at every n they reach here (up to 30; the
+    exhaustive theorem checks stop at n = 6), while the symbolic proof refutes it at exactly 37."""
+    import z3 as _z3
+
+    def ground_z3_dense(matrix) -> bool:
+        n = matrix.shape[0]
+        a, b, c = _z3.Ints("a b c")
+        attends = _z3.Function("A", _z3.IntSort(), _z3.IntSort(), _z3.BoolSort())
+        s = _z3.Solver()
+        for i in range(n):
+            for j in range(n):
+                s.add(attends(i, j) == bool(matrix[i, j] or i == j))
+        s.add(*[_z3.And(x >= 0, x < n) for x in (a, b, c)], attends(c, b), attends(b, a), _z3.Not(attends(c, a)))
+        return s.check() == _z3.unsat
+
+    for n in range(1, 31):
+        matrix = _grid(_planted, n)
+        assert _dense(matrix) and ground_z3_dense(matrix), n
+    assert not ground_z3_dense(_grid(_planted, 37))  # the ground query is right where it is asked
+    v = prove_dense(from_mask_mod("planted", lambda b, h, q, k: _planted(q, k)))
+    assert v.verdict == REFUTED and v.counterexample["n"] == 37
