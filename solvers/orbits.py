@@ -18,7 +18,7 @@ Two sources, both covering every class at least once:
   the *extension* cover: each canonical mask of size 5 with a sixth node added in
   every way (2^10) whose total degree (in + out) is at least every other node's.
   Complete: given any mask on 6 nodes, relabel a node of largest total degree to
-  5; the masks on nodes 0..4 is isomorphic to a canonical one by a relabelling of
+  5; the mask on nodes 0..4 is isomorphic to a canonical one by a relabelling of
   0..4, which fixes node 5 and keeps its degree largest. Larger than the class
   count (:func:`orbit_count` gives its size), every class present at least once.
 
