@@ -47,7 +47,7 @@ def test_every_z3_verdict_records_passing_controls(name, encoding):
         assert outcome.verdict == PROVED, (n, outcome.reason)
         controls = outcome.details["controls"]
         assert controls["passed"] and controls["planted"], controls
-        assert {c["admits"] for c in controls["premises"]} == set(known_masks(n))
+        assert {c["admits"] for c in controls["premises"]} >= set(known_masks(n))  # z3_sparse adds a mixed limit
         expected = "unsat" if theorem.existence else "sat"
         assert all(c["status"] == expected for c in controls["planted"])
 
