@@ -66,6 +66,9 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
+    p.add_argument("--orbits", action="store_true",
+                   help="exhaustive over one mask per isomorphism class (nauty, else a fallback up to n = 6); "
+                        "only theorems invariant under relabelling positions")
     p.add_argument("--combine", nargs="+", metavar="CERT",
                    help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
     p.set_defaults(run=ascii_aware(run))
@@ -83,6 +86,8 @@ def run(args) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     shard = parse_shard(args.shard)
+    if getattr(args, "orbits", False):
+        return run_orbits(args)
     names = registry.NAMES if args.name == "all" else (args.name,)
     if args.certificate:  # before any work: never onto an input, never onto a FIFO or a folder
         refuse_overwrite(args.certificate, tuple(args.combine or ()))
@@ -114,6 +119,51 @@ def run(args) -> int:
             for r in rs:
                 say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
     return _report(args, results, loud, printed=True)
+
+
+def run_orbits(args) -> int:
+    """``hasse prove NAME|all --n N --orbits``: the classes are enumerated once for every theorem (issue 14)."""
+    from hasse.proofs import orbits_check, registry
+    from hasse.proofs.certificate import refuse_overwrite
+    from hasse.proofs.theorem import Context
+
+    for flag, given in (("--shard", args.shard), ("--combine", args.combine),
+                        ("--method z3", args.method == "z3"), ("--workers", args.workers != 1)):
+        if given:
+            raise InputError(f"--orbits does not combine with {flag}")
+    if not 1 <= args.n <= orbits_check.MAX_N:
+        raise InputError(f"--orbits: --n must be between 1 and {orbits_check.MAX_N}, got {args.n}")
+    if args.certificate:
+        refuse_overwrite(args.certificate)
+    if args.name == "all":
+        theorems = [registry.get(x) for x in registry.MASK_THEOREMS + registry.ENGINE_THEOREMS]
+        refused = [t.name for t in theorems if orbits_check.refusal(t)]
+        theorems = [t for t in theorems if not orbits_check.refusal(t)]
+        if refused:
+            print(f"hasse: --orbits: not invariant or no class enumeration for {', '.join(refused)}: not run",
+                  file=sys.stderr)
+    else:
+        theorems = [registry.get(args.name)]
+        why = orbits_check.refusal(theorems[0])
+        if why:
+            raise InputError(why)
+    cover = orbits_check.enumeration(args.n)  # InputError when out of reach, before any work
+    batches = orbits_check.collect(args.n) if len(theorems) > 1 else None
+    table = verdict_columns(theorems, args.n, orbits_check.METHOD)
+    if not args.json:
+        say(table.header())
+    results = []
+    for theorem in theorems:
+        ctx = Context(timeout=args.timeout, progress=progress_callback(f"{theorem.name} n={args.n} orbits")
+                      if not args.json else None)
+        r = orbits_check.run_orbits(theorem, args.n, ctx, batches=batches)
+        clear_progress()
+        results.append(r)
+        if not args.json:
+            say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
+    if not args.json:
+        say(f"classes: {cover.description}")
+    return _report(args, results, [], printed=True)
 
 
 VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}

@@ -47,6 +47,8 @@ from hasse.theory.atomic_file import write_text
 from hasse.theory.errors import InputError, clip
 from hasse.theory.json_file import read_json
 
+ORBITS = "exhaustive-orbits"  # proofs.orbits_check.METHOD (not imported: it imports the solvers)
+
 FORMAT, VERSION = "hasse proof", 2
 MAX_BYTES = 64 << 20  # a certificate larger than this is refused before it is parsed
 MAX_N = 100_000  # no method reaches beyond this n; an exhaustive, numbered scan stops at 8 (2^56 masks)
@@ -200,8 +202,8 @@ def check_result(obj, path: str, i: int = 0) -> dict:
     if name not in registry.NAMES:
         raise bad(f"unknown theorem {clip(repr(obj['theorem']), 60)}")
     theorem = registry.get(name)
-    if obj["method"] not in METHODS:
-        raise bad(f"method must be one of {', '.join(METHODS)}")
+    if obj["method"] not in (*METHODS, ORBITS):  # ORBITS: hasse prove --orbits (proofs.orbits_check)
+        raise bad(f"method must be one of {', '.join((*METHODS, ORBITS))}")
     if obj["verdict"] not in (PROVED, REFUTED, UNKNOWN):
         raise bad("verdict must be proved, refuted or unknown")
     indexed = theorem.indexed and obj["method"] == "exhaustive"

@@ -158,7 +158,12 @@ def _rerun_chunks(theorem, r: dict, c: Checked, fraction: float, rng: random.Ran
 
 
 def _rerun_whole(theorem, r: dict, c: Checked, timeout) -> None:
-    got = run_theorem(theorem, r["n"], r["method"], Context(timeout=timeout))
+    if r["method"] == "exhaustive-orbits":  # hasse prove --orbits (issue 14)
+        from hasse.proofs.orbits_check import run_orbits
+
+        got = run_orbits(theorem, r["n"], Context(timeout=timeout))
+    else:
+        got = run_theorem(theorem, r["n"], r["method"], Context(timeout=timeout))
     c.reruns += 1
     c.rechecked += got.checked
     if got.verdict == UNKNOWN and r["verdict"] != UNKNOWN:

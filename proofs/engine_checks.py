@@ -33,6 +33,9 @@ from hasse.solvers import exhaustive as ex
 from hasse.theory import batch
 
 NO_Z3 = "exhaustive only: the engine is Python code, no Z3 encoding can call it (design.md §5)"
+# issue 14: an engine theorem refuses --orbits (design.md §5)
+NOT_INVARIANT = ("the engine is code that could treat positions differently, so its answer on one mask of a class "
+                 "says nothing about the others")
 FULL_UPTO = 4  # every mask up to this size; a seeded sample beyond
 SAMPLE = 4096  # masks in the sample beyond FULL_UPTO
 SEED = 0
@@ -101,4 +104,4 @@ def engine_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.nd
         return Outcome(outcome.verdict, outcome.checked, outcome.counterexample, outcome.witness, outcome.reason,
                        details)
 
-    return Theorem(name, statement, exhaustive_check, None)
+    return Theorem(name, statement, exhaustive_check, None, not_invariant=NOT_INVARIANT, flag=flag, explain=explain)

@@ -136,8 +136,11 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same}
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("the Hasse diagram of the relabelled quotient is the relabelled Hasse diagram, and closure and "
+             "minimality do not depend on labels")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.hasse_closure_is_limit,
-                       confirm, max_n={"z3": 36})  # size guard: about 4x the n Z3 proves in 60 s
+                       confirm, invariant=INVARIANT, max_n={"z3": 36})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -84,8 +84,11 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": found is not None} | (found or {})
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("R*(P M Pᵀ) = P R*(M) Pᵀ, and reflexivity and transitivity of a relation do not depend on its "
+             "labels")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.limit_is_preorder,
-                       confirm, max_n={"z3": 80})  # size guard: about 4x the n Z3 proves in 60 s
+                       confirm, invariant=INVARIANT, max_n={"z3": 80})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

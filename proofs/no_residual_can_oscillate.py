@@ -77,10 +77,12 @@ def confirm(mask: np.ndarray) -> dict:
             "cycle": checked["cycle"]}
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("(P M Pᵀ)^k = P M^k Pᵀ, so a relabelled mask settles with the same pre-period and period")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.no_residual_can_oscillate, confirm,
                        diagonal=True, existence=True, shaped_encoding="better",
                        unconfirmed="the solver's witness settles when re-checked", min_n=2,
-                       max_n={"exhaustive": 8, "z3": 256})  # size guard: the first witness is mask 2 + 2^n
+                       invariant=INVARIANT, max_n={"exhaustive": 8, "z3": 256})  # size guard: the first witness is mask 2 + 2^n
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

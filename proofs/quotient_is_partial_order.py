@@ -107,8 +107,11 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not (np.diagonal(r).all() and transitive)}
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("relabelling maps the classes of R* onto the classes of the relabelled R* and keeps the order "
+             "between them")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.quotient_is_partial_order,
-                       confirm, max_n={"z3": 56})  # size guard: about 4x the n Z3 proves in 60 s
+                       confirm, invariant=INVARIANT, max_n={"z3": 56})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

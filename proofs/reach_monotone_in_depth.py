@@ -76,8 +76,10 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": False}
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("A^L <= A^(L+1) relabels entrywise: (P A Pᵀ)^L = P A^L Pᵀ, and I = P I Pᵀ")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_monotone_in_depth,
-                       confirm, max_n={"z3": 160})  # size guard: about 4x the n Z3 proves in 60 s
+                       confirm, invariant=INVARIANT, max_n={"z3": 160})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

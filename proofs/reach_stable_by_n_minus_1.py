@@ -90,8 +90,10 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": depth != longest, "L*": depth, "largest_hop_distance": longest}
 
 
+# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+INVARIANT = ("(P A Pᵀ)^k = P A^k Pᵀ for every k, and hop distances are those of the relabelled pairs")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_stable_by_n_minus_1,
-                       confirm, max_n={"z3": 64})  # size guard: about 4x the n Z3 proves in 60 s
+                       confirm, invariant=INVARIANT, max_n={"z3": 64})  # size guard: about 4x the n Z3 proves in 60 s
 
 if __name__ == "__main__":
     raise SystemExit(script_main(THEOREM))

@@ -94,10 +94,17 @@ class Theorem:
     recheck: Callable[[str, int, Any], str | None] | None = None  # ("counterexample"|"witness", n, obj) -> why not
     max_n: dict = field(default_factory=dict)  # method -> largest n the size guard lets run (default DEFAULT_MAX_N)
     estimate: Callable[[int, str], str] | None = None  # (n, method) -> the work at n, in words (guard messages)
+    # issue 14 (--orbits): why the statement is invariant under relabelling positions (M -> P M Pᵀ), None: not
+    # claimed (not_invariant: why not); flag/explain: the exhaustive predicate and its description of a mask
+    invariant: str | None = None
+    not_invariant: str | None = None
+    flag: Callable | None = None
+    explain: Callable | None = None
+    diagonal: bool = False
 
     def check_for(self, method: str) -> Callable[[int, Context], Outcome] | None:
         """The check of ``method`` (``"exhaustive"`` or ``"z3"``), ``None`` if the theorem has none."""
-        return {"exhaustive": self.exhaustive_check, "z3": self.z3_check}[method]
+        return {"exhaustive": self.exhaustive_check, "z3": self.z3_check}.get(method)
 
     def too_large(self, n: int, method: str) -> str | None:
         """Why the ``method`` check cannot run at ``n`` (beyond :attr:`max_n`), with an estimate; ``None`` if it can.

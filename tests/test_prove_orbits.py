@@ -1,0 +1,209 @@
+"""``hasse prove NAME --n N --orbits`` (issue 14): invariance declared and checked, same verdicts as the labelled run.
+
+- every mask and engine theorem declares whether its statement is invariant under
+  relabelling positions, with a sentence; those that claim it give the same flag on
+  M and on P M Pᵀ for random masks and permutations (and a planted non-invariant
+  predicate fails that check);
+- the representatives cover every labelled mask exactly once per class at n <= 4,
+  checked against a brute-force canonical form written here;
+- --orbits at n = 4 and 5 gives the verdicts of the labelled exhaustive run;
+  a planted bug (closure one squaring short) is still refuted via the orbits;
+  a theorem that is not invariant is refused (exit 2); an incomplete enumeration
+  or a predicate that changes under relabelling is never proved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from hasse.cli import main
+from hasse.proofs import orbits_check as oc
+from hasse.proofs import registry
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
+from hasse.solvers import exhaustive as ex
+from hasse.solvers import orbits
+from hasse.theory import batch
+from hasse.theory.errors import InputError
+
+LEVEL = registry.MASK_THEOREMS + registry.ENGINE_THEOREMS
+INVARIANT = [x for x in LEVEL if registry.get(x).invariant is not None]
+RUNNABLE = [x for x in INVARIANT if oc.refusal(registry.get(x)) is None]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def random_masks(rng, n, count, diagonal=False):
+    masks = rng.random((count, n, n)) < rng.uniform(0.1, 0.6)
+    if not diagonal:
+        masks[:, np.arange(n), np.arange(n)] = False
+    return masks
+
+
+def flags_agree_under_relabelling(flag, n, rng, count=256, diagonal=False) -> bool:
+    """The independent invariance check: ``flag`` on M and on P M Pᵀ, random M and random P."""
+    masks = random_masks(rng, n, count, diagonal)
+    base = np.asarray(flag(batch.pack(masks)), dtype=bool)
+    for _ in range(4):
+        p = rng.permutation(n)
+        moved = masks[:, p][:, :, p]
+        if not np.array_equal(np.asarray(flag(batch.pack(moved)), dtype=bool), base):
+            return False
+    return True
+
+
+def brute_canonical(n):
+    """Smallest index over all n! relabellings, for every zero-diagonal mask of size n (the reference)."""
+    total = ex.space_size(n)
+    masks = batch.unpack(batch.masks_from_indices(n, np.arange(total, dtype=np.uint64)), n)
+    best = np.full(total, np.iinfo(np.uint64).max, dtype=np.uint64)
+    for perm in itertools.permutations(range(n)):
+        p = np.array(perm)
+        idx, ok = ex.encode(n, batch.pack(masks[:, p][:, :, p]))
+        assert ok.all()
+        np.minimum(best, idx, out=best)
+    return best
+
+
+# ---------------------------------------------------------------- invariance declared and checked
+
+@pytest.mark.parametrize("name", LEVEL)
+def test_every_mask_level_theorem_says_whether_it_is_invariant(name):
+    t = registry.get(name)
+    assert (t.invariant is None) != (t.not_invariant is None), "exactly one of invariant / not_invariant"
+    why = t.invariant or t.not_invariant
+    assert isinstance(why, str) and len(why.split()) >= 8 and "\n" not in why
+
+
+@pytest.mark.parametrize("name", INVARIANT)
+def test_invariant_theorems_give_the_same_flag_on_relabelled_masks(name):
+    t = registry.get(name)
+    rng = np.random.default_rng(14)
+    for n in (2, 3, 4, 5, 6):
+        assert flags_agree_under_relabelling(t.flag, n, rng, diagonal=t.diagonal), (name, n)
+
+
+def test_the_invariance_check_fires_on_a_planted_non_invariant_predicate():
+    def position_zero_attends(rows):  # M[0, 1]: depends on which position is called 0
+        return (rows[0] & 2) != 0
+
+    assert not flags_agree_under_relabelling(position_zero_attends, 4, np.random.default_rng(0))
+
+
+def test_not_invariant_theorems_are_named():
+    assert "sparse_realisation_keeps_hasse" not in INVARIANT
+    assert not set(registry.ENGINE_THEOREMS) & set(INVARIANT)
+    assert set(RUNNABLE) >= {"reach_monotone_in_depth", "limit_is_preorder", "hasse_closure_is_limit"}
+
+
+# ---------------------------------------------------------------- the cover argument, against brute force
+
+@pytest.mark.parametrize("method", ["fallback", "auto"])
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_representatives_are_one_per_class(n, method):
+    canon = brute_canonical(n)
+    classes = np.unique(canon)
+    reps = np.concatenate([ex.encode(n, rows)[0] for rows in oc.orbit_batches(n, method)])
+    assert reps.size == classes.size == oc.expected(n, method)
+    assert np.array_equal(np.unique(canon[reps.astype(np.int64)]), classes)  # every class, once
+
+
+# ---------------------------------------------------------------- same verdicts as the labelled run
+
+@pytest.mark.parametrize("n", [4, 5])
+@pytest.mark.parametrize("name", RUNNABLE)
+def test_orbits_give_the_labelled_verdict(name, n):
+    t = registry.get(name)
+    labelled = run_theorem(t, n, "exhaustive")
+    via = oc.run_orbits(t, n)
+    assert via.method == "exhaustive-orbits" and via.verdict == labelled.verdict == PROVED
+    assert via.checked == orbits.CLASS_COUNTS[n] and via.space == via.checked
+    assert "invariant under relabelling" in via.details["cover"] and via.details["enumeration"]
+
+
+def test_fallback_enumeration_gives_the_same_verdicts():
+    for name in RUNNABLE:
+        r = oc.run_orbits(registry.get(name), 4, method="fallback")
+        assert (r.verdict, r.checked, r.details["enumeration"]) == (PROVED, 218, "canonical")
+
+
+def test_a_planted_bug_is_still_refuted_via_orbits(monkeypatch):
+    real = batch.closure
+
+    def short(rows, squarings=None):
+        wanted = batch.squarings_needed(rows.shape[0]) if squarings is None else squarings
+        return real(rows, max(wanted - 1, 0))
+
+    monkeypatch.setattr(batch, "closure", short)
+    t = registry.get("limit_is_preorder")
+    for n in (3, 4):
+        labelled = run_theorem(t, n, "exhaustive")
+        via = oc.run_orbits(t, n)
+        assert labelled.verdict == via.verdict == REFUTED
+        mask = np.array(via.counterexample["mask"], dtype=bool)
+        assert np.array_equal(ex.decode(n, via.counterexample["index"]), mask)
+        limit = batch.unpack(batch.closure(batch.pack(mask[None])), n)[0]  # what the buggy code computes
+        q, j, k = via.counterexample["triple"]
+        assert limit[q, j] and limit[j, k] and not limit[q, k]
+    # the theorem's independent re-check (a correct closure) does not confirm it: the bug is in the engine
+    assert t.recheck("counterexample", n, via.counterexample) == "the counterexample is not confirmed when re-checked"
+
+
+def test_a_non_invariant_theorem_is_refused():
+    t = registry.get("sparse_realisation_keeps_hasse")
+    with pytest.raises(InputError, match="--orbits refused"):
+        oc.run_orbits(t, 4)
+    fake = dataclasses.replace(registry.get("limit_is_preorder"), invariant=None, not_invariant="planted")
+    with pytest.raises(InputError, match="planted"):
+        oc.run_orbits(fake, 4)
+
+
+def test_a_predicate_that_changes_under_relabelling_is_never_proved():
+    t = dataclasses.replace(registry.get("limit_is_preorder"), flag=lambda rows: (rows[0] & 2) != 0)
+    r = oc.run_orbits(t, 4)
+    assert r.verdict == UNKNOWN and "not invariant" in r.reason
+
+
+def test_an_incomplete_enumeration_is_never_proved():
+    t = registry.get("limit_is_preorder")
+    batches = oc.collect(4)
+    first = batches[0][:, 1:]  # one representative left out
+    r = oc.run_orbits(t, 4, Context(), batches=[first, *batches[1:]])
+    assert r.verdict == UNKNOWN and "scan incomplete" in r.reason
+    twice = oc.run_orbits(t, 4, Context(), batches=[batches[0][:, :1], *batches])  # one repeated: not more
+    assert twice.verdict == PROVED and twice.checked == 218
+    missing = oc.run_orbits(t, 4, Context(), batches=[np.concatenate([batches[0][:, :1], first], axis=1)[:, :-1]])
+    assert missing.verdict == UNKNOWN
+
+
+# ---------------------------------------------------------------- the command line
+
+def test_cli_prove_all_orbits(capsys, tmp_path):
+    cert = tmp_path / "c.json"
+    code, out, err = run(capsys, "prove", "all", "--n", "4", "--orbits", "--certificate", str(cert))
+    assert code == 0, out + err
+    assert "exhaustive-orbits" in out and "sparse_realisation_keeps_hasse" in err and "not run" in err
+    results = json.loads(cert.read_text())["results"]
+    assert {r["theorem"] for r in results} == set(RUNNABLE)
+    assert all(r["method"] == "exhaustive-orbits" and r["checked"] == 218 and r["details"]["cover"]
+               for r in results)
+    code, out, err = run(capsys, "certificate", "verify", str(cert))
+    assert code == 0, out + err
+
+
+@pytest.mark.parametrize("argv", [["sparse_realisation_keeps_hasse", "--n", "4", "--orbits"],
+                                  ["engine_matches_definitions", "--n", "3", "--orbits"],
+                                  ["limit_is_preorder", "--n", "4", "--orbits", "--method", "z3"],
+                                  ["limit_is_preorder", "--n", "4", "--orbits", "--shard", "0/2"],
+                                  ["limit_is_preorder", "--n", "9", "--orbits"]])
+def test_cli_refusals_are_one_line_exit_2(capsys, argv):
+    code, out, err = run(capsys, "prove", *argv)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
