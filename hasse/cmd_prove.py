@@ -37,6 +37,7 @@ examples:
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --workers 2
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
   hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
+  hasse prove all --n 6 --orbits        one mask per isomorphism class (invariant theorems only)
 
 A shard alone is "unknown" (partial) unless it finds a counterexample; --combine
 reads the shards' certificates and gives one verdict for the whole space. It trusts
