@@ -207,3 +207,20 @@ def test_cli_prove_all_orbits(capsys, tmp_path):
 def test_cli_refusals_are_one_line_exit_2(capsys, argv):
     code, out, err = run(capsys, "prove", *argv)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
+
+
+def test_existence_statements_via_orbits():
+    base = registry.get("limit_is_preorder")
+    n = 4
+    full = (1 << n) - 1
+
+    def complete(rows):  # invariant: every off-diagonal entry set (one class)
+        return np.all([(rows[q] | (1 << q)) == full for q in range(n)], axis=0)
+
+    found = oc.run_orbits(dataclasses.replace(base, existence=True, flag=complete), n)
+    assert found.verdict == PROVED and np.array(found.witness["mask"]).sum() == n * (n - 1)
+    none = oc.run_orbits(dataclasses.replace(base, existence=True, flag=lambda rows: np.zeros(rows.shape[1], bool)), n)
+    assert none.verdict == REFUTED and none.checked == 218
+    cut = oc.run_orbits(dataclasses.replace(base, existence=True, flag=lambda rows: np.zeros(rows.shape[1], bool)),
+                        n, Context(), batches=[oc.collect(n)[0][:, 1:]])
+    assert cut.verdict == UNKNOWN  # no witness among an incomplete enumeration: not refuted
