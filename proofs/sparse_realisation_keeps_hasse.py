@@ -59,8 +59,8 @@ Z3 method (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
   (classes are runs of consecutive positions, each class after the classes that reach it).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 7 (46 s),
-naive n = 5 (9 s).
+Z3 (issue 5)"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 10 (28 s; n = 9
+in 12 s; n = 7 in 46 s before the canonical numbering of issue 14), naive n = 5 (9 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (any mask
 with the same limit realises the same Hasse diagram); design.md §2 (dense mask,
