@@ -146,32 +146,22 @@ def _checks(tracer: Tracer) -> dict[str, Callable]:
 
         return concrete(name, value)
 
-    def require_positive(name, value):
-        value = require_int(name, value)
-        if isinstance(value, SymInt):
-            need(value.expr >= 1)
-            return value
-        from hasse.theory.params import require_positive as concrete
+    def at_least(low_of, concrete_name):
+        """A check ``value >= low``: a side condition for a symbolic value, the kit's own check otherwise."""
+        def check(name, value, *rest):
+            value = require_int(name, value)
+            if isinstance(value, SymInt):
+                need(value.expr >= as_int(low_of(*rest)))
+                return value
+            from hasse.theory import params
 
-        return concrete(name, value)
+            return getattr(params, concrete_name)(name, value, *rest)
 
-    def require_non_negative(name, value):
-        value = require_int(name, value)
-        if isinstance(value, SymInt):
-            need(value.expr >= 0)
-            return value
-        from hasse.theory.params import require_non_negative as concrete
+        return check
 
-        return concrete(name, value)
-
-    def require_at_least(name, value, low, why=""):
-        value = require_int(name, value)
-        if isinstance(value, SymInt):
-            need(value.expr >= as_int(low))
-            return value
-        from hasse.theory.params import require_at_least as concrete
-
-        return concrete(name, value, low, why)
+    require_positive = at_least(lambda: 1, "require_positive")
+    require_non_negative = at_least(lambda: 0, "require_non_negative")
+    require_at_least = at_least(lambda low, why="": low, "require_at_least")
 
     def require_block(n, block):
         if isinstance(n, SymInt) or isinstance(block, SymInt):
