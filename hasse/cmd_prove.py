@@ -149,18 +149,15 @@ def run_orbits(args) -> int:
         if why:
             raise InputError(why)
     cover = orbits_check.enumeration(args.n)  # InputError when out of reach, before any work
-    batches = orbits_check.collect(args.n) if len(theorems) > 1 else None
     table = verdict_columns(theorems, args.n, orbits_check.METHOD)
     if not args.json:
         say(table.header())
-    results = []
-    for theorem in theorems:
-        ctx = Context(timeout=args.timeout, progress=progress_callback(f"{theorem.name} n={args.n} orbits")
-                      if not args.json else None)
-        r = orbits_check.run_orbits(theorem, args.n, ctx, batches=batches)
-        clear_progress()
-        results.append(r)
-        if not args.json:
+    ctxs = [Context(timeout=args.timeout) for _ in theorems]
+    label = f"{theorems[0].name if len(theorems) == 1 else f'{len(theorems)} theorems'} n={args.n} orbits"
+    results = orbits_check.run_many(theorems, args.n, ctxs, progress=None if args.json else progress_callback(label))
+    clear_progress()
+    if not args.json:
+        for r in results:
             say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
     if not args.json:
         say(f"classes: {cover.description}")

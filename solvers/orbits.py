@@ -128,10 +128,11 @@ def decode_digraph6(lines: bytes, n: int) -> np.ndarray:
     return batch.pack(masks)
 
 
-def _nauty(n: int, batch_size: int) -> Iterator[np.ndarray]:
+def _nauty(n: int, batch_size: int, part: tuple[int, int] | None) -> Iterator[np.ndarray]:
     geng, directg = nauty_programs()
     width = 3 + (n * n + 5) // 6
-    first = subprocess.Popen([geng, "-q", str(n)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    split = [f"{part[0]}/{part[1]}"] if part else []  # geng's res/mod: the graphs of part res of mod
+    first = subprocess.Popen([geng, "-q", str(n), *split], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     second = subprocess.Popen([directg, "-q"], stdin=first.stdout, stdout=subprocess.PIPE,
                               stderr=subprocess.DEVNULL)
     first.stdout.close()  # directg owns the pipe now
@@ -222,26 +223,39 @@ def _extension(n: int, batch_size: int) -> Iterator[np.ndarray]:
         yield np.ascontiguousarray(rows[:, keep])
 
 
-def orbit_masks(n: int, method: str = "auto", batch_size: int = 1 << 16) -> Iterator[np.ndarray]:
+def orbit_masks(n: int, method: str = "auto", batch_size: int = 1 << 16,
+                part: tuple[int, int] | None = None) -> Iterator[np.ndarray]:
     """Batches of packed rows ``(n, B)`` covering every isomorphism class of loopless digraphs on ``n`` nodes.
 
     ``method``: ``"nauty"``, ``"fallback"`` or ``"auto"`` (nauty when installed).
     Exactly one mask per class unless :func:`cover` says otherwise (fallback, n = 6).
-    Raises InputError for an unknown method, nauty asked for and missing, or n too
-    large for the fallback.
+    ``part = (i, k)``: only the i-th of k disjoint parts, whose union is the whole
+    enumeration (nauty: ``geng n i/k``, which splits the simple graphs; fallback: every
+    k-th batch from the i-th) -- the work units of a distributed run.
+    Raises InputError for an unknown method, nauty asked for and missing, n too
+    large for the fallback, or a part outside ``0 <= i < k``.
 
     >>> sum(rows.shape[1] for rows in orbit_masks(3, "fallback"))
     16
+    >>> sum(rows.shape[1] for i in range(3) for rows in orbit_masks(4, "fallback", 50, part=(i, 3)))
+    218
     """
     method = _check(n, method)
+    if part is not None:
+        i, k = part
+        if not (isinstance(i, (int, np.integer)) and isinstance(k, (int, np.integer)) and 0 <= i < k):
+            raise InputError(f"orbit enumeration: part must be (i, k) with 0 <= i < k, got {part!r}")
     if method == "nauty":
-        yield from _nauty(n, batch_size)
-    elif n <= 5:
-        rows = batch.masks_from_indices(n, canonical_indices(n))
-        for start in range(0, rows.shape[1], batch_size):
-            yield np.ascontiguousarray(rows[:, start:start + batch_size])
+        yield from _nauty(n, batch_size, part)
+        return
+    if n <= 5:
+        every = batch.masks_from_indices(n, canonical_indices(n))
+        batches = (np.ascontiguousarray(every[:, s:s + batch_size]) for s in range(0, every.shape[1], batch_size))
     else:
-        yield from _extension(n, batch_size)
+        batches = _extension(n, batch_size)
+    for j, rows in enumerate(batches):
+        if part is None or j % part[1] == part[0]:
+            yield rows
 
 
 @lru_cache(maxsize=16)
