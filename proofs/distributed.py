@@ -1,0 +1,473 @@
+"""The distributed engine: ``hasse prove NAME|all --n N --engine dask`` (issue 14).
+
+The exhaustive checks are split into *work units*, enumeration ranges that Dask
+runs on worker processes (a :class:`distributed.LocalCluster` here, or the cluster
+of a scheduler at an address); their results come back as the JSON objects of
+certificates (:meth:`Result.to_json`) and are combined into one verdict per
+theorem and method:
+
+- labelled exhaustive (mask theorems, numbered masks): unit ``i`` of ``k`` is
+  shard ``(i, k)`` of the numbering (``Context(shard=(i, k))``), one run per
+  theorem of the unit; the shards are combined by :func:`proofs.certificate_combine.combine`,
+  the very code of ``hasse prove --combine`` (ranges must partition the space,
+  ``checked`` equal to each range, the smallest flagged index wins, re-checked);
+- ``--orbits``: unit ``i`` of ``k`` is part ``(i, k)`` of the class enumeration
+  (:func:`proofs.orbits_check.run_many` with ``part``: one pass over the part for
+  every theorem); :func:`combine_orbits` requires every part ``0 … k-1`` exactly once,
+  the same enumerator in each, the relabelling control passed, and counts that add
+  up to :func:`proofs.orbits_check.expected` exactly (else ``unknown``, "scan
+  incomplete"); a hit from the lowest part index wins and is re-checked by
+  ``theorem.flag`` on its mask;
+- every other check (Z3, the engine and task theorems' exhaustive checks, which
+  are not numbered) is one unit of its own, run in full on a worker.
+
+Failures: a worker that dies loses its running units, and the scheduler runs them
+again on the other workers (``distributed.scheduler.allowed-failures`` times at most);
+how many runs that took is read from the scheduler's transition log
+(:func:`_reruns`). A unit that fails for good, or a run past its deadline, leaves
+its parts missing, and the combination is then ``unknown`` (never proved).
+
+Dask is imported only inside :func:`run_dask` and :func:`reruns`: the rest of the kit
+works without it (``pip install hasse-attention[dist]``).
+
+>>> [u.label for u in plan(["limit_is_preorder"], 4, "both", orbits=False, units=2)]
+['shard/0/2/exhaustive/limit_is_preorder', 'shard/1/2/exhaustive/limit_is_preorder', 'whole/whole/z3/limit_is_preorder']
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from dataclasses import dataclass, replace
+
+from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
+from hasse.theory.errors import InputError
+
+ENGINE = "dask"
+INSTALL = "the dask engine needs dask and distributed: pip install hasse[dist]"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One work unit: ``kind`` "shard" (labelled, part of the numbering), "orbits" (part of the classes) or "whole"."""
+
+    kind: str
+    names: tuple[str, ...]  # the theorems it runs
+    n: int
+    method: str  # "exhaustive", "z3" or orbits_check.METHOD
+    part: tuple[int, int] | None = None  # (i, k); None for a whole check
+
+    @property
+    def label(self) -> str:
+        what = f"{self.part[0]}/{self.part[1]}" if self.part else "whole"
+        return f"{self.kind}/{what}/{self.method}/{','.join(self.names)}"
+
+
+def methods_of(theorem, method: str) -> tuple[str, ...]:
+    """The methods ``hasse prove`` runs for ``theorem`` under ``method`` (``both``: every check it has)."""
+    if method == "both":
+        return tuple(m for m in METHODS if theorem.check_for(m) is not None) or METHODS
+    return (method,)
+
+
+def plan(names, n: int, method: str, *, orbits: bool, units: int) -> list[Unit]:
+    """The work units of a run: ``units`` parts of the enumeration, plus one unit per check that is not numbered."""
+    from hasse.proofs import registry
+
+    if units < 1:
+        raise InputError(f"--units must be >= 1, got {units}")
+    theorems = [registry.get(x) for x in names]
+    if orbits:
+        from hasse.proofs.orbits_check import METHOD
+
+        run = tuple(t.name for t in theorems if n >= t.min_n)
+        return [Unit("orbits", run, n, METHOD, (i, units)) for i in range(units)] if run else []
+    shards, whole = [], []
+    for t in theorems:
+        for m in methods_of(t, method):
+            if m == "exhaustive" and t.indexed and t.exhaustive_check is not None and n >= t.min_n:
+                shards.append(t.name)
+            else:
+                whole.append(Unit("whole", (t.name,), n, m))
+    out = [Unit("shard", tuple(dict.fromkeys(shards)), n, "exhaustive", (i, units)) for i in range(units)] if shards \
+        else []
+    return out + whole
+
+
+def run_unit(unit: Unit, deadline: float | None = None, delay: float = 0.0, run: str | None = None) -> dict:
+    """Run one work unit (on a worker): ``{"unit", "results": [Result.to_json()…], "worker", "pid", "fingerprints"}``.
+
+    ``deadline``: wall-clock time (``time.time()``) after which checks stop (``unknown``,
+    timeout). ``delay``: seconds to sleep first (tests only: makes units slow enough to
+    kill a worker in the middle of one; never on the command line). ``run``: the event
+    topic of the start markers (:func:`started`), one per run.
+    """
+    from hasse.proofs import fingerprint as fp
+    from hasse.proofs import registry
+    from hasse.proofs.theorem import Context, run_theorem
+
+    if run is not None:
+        _mark(run, unit.label)
+    if delay:
+        time.sleep(delay)
+    left = None if deadline is None else max(deadline - time.time(), 1e-3)
+    theorems = [registry.get(x) for x in unit.names]
+    if unit.kind == "orbits":
+        from hasse.proofs import orbits_check
+
+        results = orbits_check.run_many(theorems, unit.n, [Context(timeout=left) for _ in theorems], part=unit.part)
+    elif unit.kind == "shard":
+        results = []
+        for t in theorems:
+            results.append(run_theorem(t, unit.n, "exhaustive", Context(timeout=left, shard=unit.part)))
+            left = None if deadline is None else max(deadline - time.time(), 1e-3)
+    else:
+        results = [run_theorem(theorems[0], unit.n, unit.method, Context(timeout=left))]
+    hashes = fp.source_hashes()
+    return {"unit": unit.label, "results": [r.to_json() for r in results], "worker": _worker_address(),
+            "pid": os.getpid(), "fingerprints": {t.name: fp.fingerprint(t.name, hashes)["sha256"] for t in theorems}}
+
+
+def _mark(topic: str, label: str) -> None:
+    """Tell the scheduler that this unit starts (an event on ``topic``): the attempt markers of :func:`started`."""
+    try:
+        from distributed import get_worker
+
+        get_worker().log_event(topic, {"unit": label, "pid": os.getpid()})
+    except (ImportError, ValueError):
+        pass
+
+
+def started(client, topic: str, labels) -> dict[str, int] | None:
+    """How many times each unit of ``labels`` started, by the markers its runs sent (None if unreadable).
+
+    A unit sends its marker as it begins; a worker that dies in the same instant may
+    take an unsent marker with it, so the counts are at least 1 for every finished unit
+    and may miss such a start, never add one.
+    """
+    try:
+        events = client.get_events(topic)
+    except Exception:
+        return None
+    counts = {x: 0 for x in labels}
+    for _, msg in events:
+        if isinstance(msg, dict) and msg.get("unit") in counts:
+            counts[msg["unit"]] += 1
+    return counts
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
+
+
+# -- combining ---------------------------------------------------------------------------------------------------
+
+
+def _unknown(name: str, n: int, method: str, reason: str, checked: int = 0, details: dict | None = None,
+             space: int | None = None) -> Result:
+    from hasse.proofs.theorem import versions
+
+    return Result(name, n, method, UNKNOWN, checked, 0.0, reason=reason, details=details or {}, versions=versions(),
+                  space=space)
+
+
+def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result:
+    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`; unknown if refused)."""
+    from hasse.proofs.certificate_combine import combine
+
+    got = sorted(p.get("details", {}).get("shard", "?") for p in parts)
+    if len(parts) != units:
+        return _unknown(name, n, "exhaustive", f"distributed: {len(parts)} of {units} shards came back "
+                                               f"(combine refused)", details={"shards": got})
+    try:
+        combined = combine(parts)
+    except ValueError as exc:
+        return _unknown(name, n, "exhaustive", f"distributed: combine refused: {exc}", details={"shards": got})
+    return Result(**{k: combined[k] for k in Result.__dataclass_fields__ if k in combined})
+
+
+def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str = "auto") -> Result:
+    """One ``--orbits`` result from the parts of ``name``: ``unknown`` unless they add up to the whole enumeration.
+
+    Every part ``(i, units)``, ``i = 0 … units-1``, exactly once, from the enumerator
+    this checkout would use; no part stopped for another reason than a hit (a timeout,
+    a crash, a failed relabelling control); the relabelling control ran and passed
+    in at least one part; without a hit, the parts' counts add up to
+    ``orbits_check.expected(n)`` exactly. A hit (a counterexample, or the witness of an
+    existence statement) from the lowest part index wins, once ``theorem.flag`` flags
+    its mask again and the mask has the index it claims.
+    """
+    from hasse.proofs import orbits_check, registry
+
+    theorem = registry.get(name)
+    kind = orbits_check.kind_of(theorem) if hasattr(orbits_check, "kind_of") else None
+    args = (n, method) if kind is None else (n, method, kind)  # kind: the enumeration of the theorem
+    total = orbits_check.expected(*args)
+    cover = orbits_check.enumeration(*args)
+    METHOD = orbits_check.METHOD
+
+    def refuse(reason: str, checked: int = 0) -> Result:
+        return _unknown(name, n, METHOD, reason, checked, details={"parts": listing}, space=total)
+
+    listing = [{"part": (p.get("details") or {}).get("part"), "verdict": p.get("verdict"),
+                "checked": p.get("checked"), "seconds": p.get("seconds")} for p in parts]
+    seen: dict[int, dict] = {}
+    for p in parts:
+        part = (p.get("details") or {}).get("part")
+        if p.get("theorem") != name or p.get("n") != n or p.get("method") != METHOD:
+            return refuse(f"distributed: a part of {p.get('theorem')} n={p.get('n')} {p.get('method')} among the "
+                          f"parts of {name} n={n}")
+        if not (isinstance(part, (list, tuple)) and len(part) == 2 and part[1] == units and 0 <= part[0] < units):
+            return refuse(f"distributed: a part numbered {part!r}, not i/{units}")
+        if part[0] in seen:
+            return refuse(f"distributed: part {part[0]}/{units} came back twice (a part counted twice)")
+        seen[part[0]] = p
+    missing = [i for i in range(units) if i not in seen]
+    if missing:
+        return refuse(f"distributed: part{'s' if len(missing) > 1 else ''} "
+                      f"{', '.join(f'{i}/{units}' for i in missing[:5])}{' …' if len(missing) > 5 else ''} missing")
+    ordered = [seen[i] for i in range(units)]
+    checked = sum(int(p.get("checked", 0)) for p in ordered)
+    enumerators = {(p.get("details") or {}).get("enumeration") for p in ordered}
+    if enumerators != {cover.method}:
+        return refuse(f"distributed: the parts used the enumeration {', '.join(sorted(map(str, enumerators)))}, "
+                      f"this checkout {cover.method}", checked)
+    hits = []
+    for i, p in enumerate(ordered):
+        reason = p.get("reason") or ""
+        hit = _hit(theorem, p)
+        if hit is not None:
+            hits.append((i, p, hit))
+        elif not reason.startswith("part:"):
+            return refuse(f"distributed: part {i}/{units} {p.get('verdict')}: {reason or 'no reason given'}", checked)
+    controls = [(p.get("details") or {}).get("control", "") for p in ordered]
+    if any(c and not c.startswith("the predicate gave the same flags") for c in controls):
+        return refuse("distributed: the relabelling control failed in a part", checked)
+    if not any(controls):
+        return refuse("distributed: no part ran the relabelling control", checked)
+    first = dict(ordered[0].get("details") or {})
+    first.pop("part", None)
+    details = first | {"parts": listing, "count": total,
+                       "predicate_seconds": round(sum((p.get("details") or {}).get("predicate_seconds", 0)
+                                                      for p in ordered), 3),
+                       "control": next(c for c in controls if c)}
+    base = dict(theorem=name, n=n, method=METHOD, checked=checked, seconds=0.0,
+                versions=ordered[0].get("versions") or {}, space=total)
+    if hits:
+        i, p, (kind, obj) = hits[0]
+        why = _recheck(theorem, n, obj, diagonal=bool(theorem.diagonal))
+        if why:
+            return refuse(f"distributed: the {kind} of part {i}/{units} does not re-check: {why}", checked)
+        return Result(verdict=p["verdict"], details=details | {"complete": False, "hit_part": i},
+                      **{kind: obj}, **base)
+    if checked != total:
+        return refuse(f"scan incomplete: the parts checked {checked:,} masks of the {total:,} expected", checked)
+    details["complete"] = True
+    if theorem.existence:
+        return Result(verdict=REFUTED, counterexample={"none": f"no mask of size {n} has the property"},
+                      details=details, **base)
+    return Result(verdict=PROVED, details=details, **base)
+
+
+def _hit(theorem, p: dict) -> tuple[str, dict] | None:
+    if p.get("verdict") == REFUTED and not theorem.existence and p.get("counterexample"):
+        return "counterexample", p["counterexample"]
+    if p.get("verdict") == PROVED and theorem.existence and p.get("witness"):
+        return "witness", p["witness"]
+    return None
+
+
+def _recheck(theorem, n: int, obj: dict, diagonal: bool = False) -> str | None:
+    """Why the flagged mask ``obj`` (``mask`` rows, ``index``) does not hold up (None: ``theorem.flag`` flags it).
+
+    ``diagonal``: the mask may have loops (numbered with its diagonal), else its diagonal must be zero.
+    """
+    import numpy as np
+
+    from hasse.solvers import exhaustive as ex
+    from hasse.theory import batch
+
+    try:
+        mask = np.asarray(obj["mask"], dtype=bool)
+    except (KeyError, TypeError, ValueError):
+        return "no mask"
+    if mask.shape != (n, n) or (not diagonal and mask[np.arange(n), np.arange(n)].any()):
+        return f"not a {'' if diagonal else 'zero-diagonal '}mask of size {n}"
+    rows = batch.pack(mask[None])
+    index, ok = ex.encode(n, rows, diagonal=True) if diagonal else ex.encode(n, rows)
+    if not ok.all() or int(index[0]) != obj.get("index"):
+        return f"the mask has index {int(index[0]):,}, not {obj.get('index')!r}"
+    if not bool(np.asarray(theorem.flag(rows.copy()), dtype=bool)[0]):
+        return "the predicate does not flag it"
+    return None
+
+
+# -- running -----------------------------------------------------------------------------------------------------
+
+
+def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustive", units: int | None = None,
+             workers: int = 1, scheduler: str | None = None, timeout: float | None = None, progress=None,
+             delay: float = 0.0, on_start=None) -> list[Result]:
+    """Every check of ``theorems`` (names) at ``n`` as Dask work units; one combined :class:`Result` per check.
+
+    ``scheduler``: the address of a running scheduler (its workers run the units); else a
+    ``LocalCluster`` of ``workers`` processes, one thread each. ``units``: parts of the
+    enumeration (default four per worker). ``timeout``: seconds for the whole run.
+    ``progress(done, total)``: units finished. ``delay`` and ``on_start(client, futures)``
+    are for tests (slow units; kill a worker once they run).
+    """
+    try:
+        import dask
+        from distributed import Client, LocalCluster, as_completed
+    except ImportError:
+        raise InputError(INSTALL) from None
+    from hasse.proofs import fingerprint as fp
+    from hasse.proofs import registry
+
+    names = [registry.ALIASES.get(x, x) for x in theorems]
+    if workers < 1:
+        raise InputError(f"--workers must be >= 1, got {workers}")
+    start = time.monotonic()
+    deadline = None if timeout is None else time.time() + timeout
+    cluster = None
+    with dask.config.set({"distributed.scheduler.allowed-failures": dask.config.get(
+            "distributed.scheduler.allowed-failures", 3)}):
+        try:
+            if scheduler:
+                try:
+                    client = Client(scheduler, timeout=30)
+                except OSError as exc:
+                    raise InputError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+            else:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, worker_dashboard_address=None, silence_logs=40)
+                client = Client(cluster)
+            with client:
+                address = client.scheduler.address
+                nworkers = len(client.scheduler_info().get("workers", {})) or workers
+                k = units if units is not None else 4 * nworkers
+                work = plan(names, n, method, orbits=orbits, units=k)
+                topic = f"hasse-unit-start-{uuid.uuid4().hex[:12]}"
+                futures = {client.submit(run_unit, u, deadline, delay, topic, pure=False): u for u in work}
+                keys = [f.key for f in futures]
+                if on_start is not None:
+                    on_start(client, list(futures))
+                done, failed, outputs = 0, {}, []
+                wait = None if timeout is None else timeout + 60  # the units stop at the deadline themselves
+                try:
+                    for future in as_completed(list(futures), timeout=wait):
+                        unit = futures.pop(future)
+                        try:
+                            outputs.append(future.result())
+                        except Exception as exc:  # a unit that failed for good (KilledWorker, a crash)
+                            failed[unit.label] = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
+                        future.release()  # its result is here: a later worker death must not recompute it
+                        done += 1
+                        if progress:
+                            progress(done, len(work))
+                except TimeoutError:
+                    for future, unit in futures.items():
+                        failed[unit.label] = "no result before the deadline"
+                        future.cancel()
+                rescheduled = reruns(client, keys)
+                starts = started(client, topic, [u.label for u in work])
+                allowed = client.run_on_scheduler(_allowed_failures)
+        finally:
+            if cluster is not None:
+                cluster.close()
+    seconds = round(time.monotonic() - start, 4)
+    engine = {"name": ENGINE, "scheduler": address, "cluster": "local" if cluster is not None else "remote",
+              "workers": nworkers,
+              "units": k, "tasks": len(work), "allowed-failures": allowed,
+              "re-scheduled": rescheduled,
+              "re-run": None if starts is None else sum(max(c - 1, 0) for c in starts.values()),
+              "by_worker": _by_worker(outputs)}
+    if failed:
+        engine["failed"] = failed
+    here = fp.source_hashes()
+    return _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here)
+
+
+def _allowed_failures(dask_scheduler=None):
+    return getattr(dask_scheduler, "allowed_failures", None)
+
+
+def reruns(client, keys) -> int | None:
+    """How many times the scheduler handed the tasks ``keys`` out again (lost workers), or None if unknown.
+
+    Read from the scheduler's transition log (``Scheduler.story``): every assignment of a
+    task to a worker is a transition into ``processing``. A worker may hold a task
+    assigned but not yet begun (one thread, a short queue), so this counts
+    re-assignments; :func:`started` counts the runs that had begun.
+    """
+    def count(keys, dask_scheduler=None):
+        starts = {k: 0 for k in keys}
+        for entry in dask_scheduler.story(*keys):
+            key, finish = entry[0], entry[2]
+            if key in starts and finish == "processing":
+                starts[key] += 1
+        if any(v == 0 for v in starts.values()):
+            return None  # the log no longer holds every task (too long a run): no guess
+        return sum(v - 1 for v in starts.values())
+
+    try:
+        return client.run_on_scheduler(count, list(keys))
+    except Exception:  # an older scheduler without story(): record nothing rather than a guess
+        return None
+
+
+def _by_worker(outputs) -> dict:
+    out: dict = {}
+    for o in outputs:
+        out[o.get("worker") or "?"] = out.get(o.get("worker") or "?", 0) + 1
+    return out
+
+
+def _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here) -> list[Result]:
+    from hasse.proofs import fingerprint as fp
+    from hasse.proofs import registry
+
+    groups: dict = {}
+    ran: dict = {}
+    for o in outputs:
+        for r in o["results"]:
+            groups.setdefault((r["theorem"], r["method"]), []).append(r)
+            ran.setdefault(r["theorem"], set()).add(o["fingerprints"].get(r["theorem"]))
+    results = []
+    for name in names:
+        theorem = registry.get(name)
+        if orbits:
+            from hasse.proofs.orbits_check import METHOD
+
+            wanted = [METHOD]
+        else:
+            wanted = list(methods_of(theorem, method))
+        for m in wanted:
+            parts = groups.get((name, m), [])
+            mine = fp.fingerprint(name, here)["sha256"]
+            if ran.get(name, {mine}) - {mine}:
+                r = _unknown(name, n, m, "distributed: the workers ran other code than this checkout "
+                                         "(their source fingerprint differs)")
+            elif orbits:
+                if n < theorem.min_n:
+                    r = _unknown(name, n, m, f"the statement needs n >= {theorem.min_n}")
+                else:
+                    r = combine_orbits(name, n, parts, k)
+            elif any(u.kind == "shard" and name in u.names for u in work) and m == "exhaustive":
+                r = combine_labelled(name, n, parts, k)
+            elif len(parts) == 1:
+                r = Result(**{f: parts[0][f] for f in Result.__dataclass_fields__ if f in parts[0]})
+            else:
+                r = _unknown(name, n, m, f"distributed: the unit came back {len(parts)} times")
+            if method == "both" and not orbits and len(wanted) < len(METHODS):
+                missing = [x for x in METHODS if x not in wanted]
+                r = replace(r, details=r.details | {"only": f"{m} only: no {' or '.join(missing)} check for this "
+                                                            f"theorem"})
+            results.append(replace(r, seconds=seconds, details=r.details | {"engine": engine}))
+    return results
