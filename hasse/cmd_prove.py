@@ -38,6 +38,8 @@ examples:
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
   hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
   hasse prove all --n 6 --orbits        one mask per isomorphism class (invariant theorems only)
+  hasse prove limit_is_preorder --n 6 --method exhaustive --engine dask --workers 4 --certificate full.json
+  hasse prove all --n 6 --orbits --engine dask --scheduler tcp://10.0.0.5:8786 --units 64
 
 A shard alone is "unknown" (partial) unless it finds a counterexample; --combine
 reads the shards' certificates and gives one verdict for the whole space. It trusts
@@ -46,6 +48,12 @@ nothing it can recompute: the space comes from n, the ranges must partition it w
 kit version and source fingerprint; counterexamples and witnesses are re-checked.
 Every refusal is one line and exit 2. Certificates are written atomically, never
 onto an input. `hasse certificate verify CERT --recheck 1.0` re-runs a certificate.
+
+--engine dask runs the exhaustive checks as --units parts (shards of the
+numbering; with --orbits, parts of the class enumeration) on Dask workers: a
+local cluster of --workers processes, or the cluster of --scheduler ADDRESS. The
+parts are combined as --combine does; a worker that dies has its parts run again
+elsewhere, and a part that never comes back leaves the verdict unknown.
 
 exit status: 0 every result proved; 1 a result refuted (or the methods disagree);
 3 some result unknown (timeout); 2 bad input.
@@ -72,6 +80,12 @@ def register(sub) -> None:
                         "only theorems invariant under relabelling positions")
     p.add_argument("--combine", nargs="+", metavar="CERT",
                    help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
+    p.add_argument("--engine", choices=("local", "dask"), default="local",
+                   help="local: this process (and --workers); dask: work units on Dask workers (pip install hasse[dist])")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="--engine dask: a running Dask scheduler (default: a local cluster of --workers processes)")
+    p.add_argument("--units", type=int, metavar="K",
+                   help="--engine dask: parts of the enumeration (default: four per worker)")
     p.set_defaults(run=ascii_aware(run))
 
 
@@ -87,6 +101,7 @@ def run(args) -> int:
     if args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
     shard = parse_shard(args.shard)
+    dask = check_engine(args)
     if getattr(args, "orbits", False):
         return run_orbits(args)
     names = registry.NAMES if args.name == "all" else (args.name,)
@@ -108,6 +123,14 @@ def run(args) -> int:
     table = verdict_columns(theorems, args.n, args.method)
     if not args.json:
         say(table.header())
+    if dask:
+        results = run_engine(args, [t.name for t in theorems], args.method)
+        loud = [m for name in dict.fromkeys(r.theorem for r in results)
+                if (m := disagreement([r for r in results if r.theorem == name]))]
+        if not args.json:
+            for r in results:
+                say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
+        return _report(args, results, loud, printed=True)
     for theorem in theorems:
         rs = prove(theorem, args.n, args.method, timeout=args.timeout, workers=args.workers, shard=shard,
                    show_progress=not args.json, progress_factory=progress_callback)
@@ -129,7 +152,8 @@ def run_orbits(args) -> int:
     from hasse.proofs.theorem import Context
 
     for flag, given in (("--shard", args.shard), ("--combine", args.combine),
-                        ("--method z3", args.method == "z3"), ("--workers", args.workers != 1)):
+                        ("--method z3", args.method == "z3"),
+                        ("--workers", args.workers != 1 and getattr(args, "engine", "local") != "dask")):
         if given:
             raise InputError(f"--orbits does not combine with {flag}")
     if not 1 <= args.n <= orbits_check.MAX_N:
@@ -154,7 +178,11 @@ def run_orbits(args) -> int:
         say(table.header())
     ctxs = [Context(timeout=args.timeout) for _ in theorems]
     label = f"{theorems[0].name if len(theorems) == 1 else f'{len(theorems)} theorems'} n={args.n} orbits"
-    results = orbits_check.run_many(theorems, args.n, ctxs, progress=None if args.json else progress_callback(label))
+    if getattr(args, "engine", "local") == "dask":
+        results = run_engine(args, [t.name for t in theorems], "exhaustive", orbits=True)
+    else:
+        results = orbits_check.run_many(theorems, args.n, ctxs,
+                                        progress=None if args.json else progress_callback(label))
     clear_progress()
     if not args.json:
         for r in results:
@@ -162,6 +190,43 @@ def run_orbits(args) -> int:
     if not args.json:
         say(f"classes: {cover.description}")
     return _report(args, results, [], printed=True)
+
+
+def check_engine(args) -> bool:
+    """Whether ``--engine dask`` runs this command; ``InputError`` for the options it does not combine with."""
+    import importlib.util
+
+    engine = getattr(args, "engine", "local")
+    scheduler, units = getattr(args, "scheduler", None), getattr(args, "units", None)
+    if engine != "dask":
+        for flag, given in (("--scheduler", scheduler), ("--units", units is not None)):
+            if given:
+                raise InputError(f"{flag} needs --engine dask")
+        return False
+    for flag, given in (("--shard", args.shard), ("--combine", args.combine), ("--method z3", args.method == "z3"),
+                        ("--workers", scheduler and args.workers != 1)):
+        if given:
+            why = " (the scheduler's cluster has its own workers)" if flag == "--workers" else ""
+            raise InputError(f"--engine dask does not combine with {flag}{why}")
+    if units is not None and units < 1:
+        raise InputError(f"--units must be >= 1, got {units}")
+    if importlib.util.find_spec("distributed") is None or importlib.util.find_spec("dask") is None:
+        from hasse.proofs.distributed import INSTALL
+
+        raise InputError(INSTALL)
+    return True
+
+
+def run_engine(args, names, method: str, orbits: bool = False):
+    """The results of ``names`` at ``args.n`` from Dask work units (:func:`proofs.distributed.run_dask`)."""
+    from hasse.proofs.distributed import run_dask
+
+    label = f"{names[0] if len(names) == 1 else f'{len(names)} theorems'} n={args.n} dask units"
+    results = run_dask(names, args.n, orbits=orbits, method=method, units=args.units, workers=args.workers,
+                       scheduler=args.scheduler, timeout=args.timeout,
+                       progress=None if args.json else progress_callback(label))
+    clear_progress()
+    return results
 
 
 VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}
