@@ -214,7 +214,7 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
                  confirm: Callable[[np.ndarray], dict], *, diagonal: bool = False, existence: bool = False,
                  shaped_encoding: str | None = None, unconfirmed: str = "the solver's witness fails when re-checked",
                  min_n: int = 1, max_n: dict | None = None, invariant: str | None = None,
-                 not_invariant: str | None = None) -> Theorem:
+                 not_invariant: str | None = None, limit_only: str | None = None) -> Theorem:
     """A mask-level theorem whose two checks are :func:`exhaustive_outcome` and :func:`z3_outcome`.
 
     ``flag``/``explain`` drive the exhaustive check; ``claims(n, encoding)`` builds the Z3
@@ -225,7 +225,9 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
     ``z3_check(n, ctx, encoding="naive")`` runs the naive encoding (default ``"better"``).
     ``max_n``: the size guard per method (default exhaustive 7, :data:`proofs.theorem.DEFAULT_MAX_N`),
     with :func:`mask_work` as the estimate in its message. ``invariant``: why the statement is
-    invariant under relabelling positions (``hasse prove --orbits``, :mod:`proofs.orbits_check`).
+    invariant under relabelling positions (``hasse prove --orbits``, :mod:`proofs.orbits_check`);
+    ``limit_only``: why ``flag`` reads a mask only through its limit ``R*`` (``--orbits`` then runs it
+    over every labelled preorder).
     """
 
     def exhaustive_check(n: int, ctx: Context) -> Outcome:
@@ -243,7 +245,7 @@ def mask_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.ndar
                    space=lambda n: class_sizes.masks(n, diagonal), indexed=True,
                    recheck=mask_recheck(flag, confirm, diagonal=diagonal), max_n=dict(max_n or {}),
                    estimate=lambda n, method: mask_work(n, method, diagonal), invariant=invariant,
-                   not_invariant=not_invariant, flag=flag, explain=explain, diagonal=diagonal)
+                   not_invariant=not_invariant, limit_only=limit_only, flag=flag, explain=explain, diagonal=diagonal)
 
 
 def mask_work(n: int, method: str, diagonal: bool = False) -> str:

@@ -8,25 +8,29 @@ per class decides it for every labelled mask: the *cover argument*. The classes 
 zero-diagonal masks are the digraphs on ``n`` unlabelled vertices (mask ``M[q, k]``
 is the edge ``k -> q``; loops would be the diagonal).
 
-- :func:`orbit_batches`: the representatives, in batches of packed rows, from
-  :func:`solvers.orbits.orbit_masks` (nauty when installed, else a numpy fallback up
-  to n = 6); :func:`enumeration` is its :class:`~solvers.orbits.Cover` (which
-  enumerator, exact or a cover with repeats of classes, a description);
-- :func:`expected`: how many distinct masks a complete enumeration yields: the
-  number of classes (OEIS A000273, written down in :mod:`solvers.orbits`) for an
-  exact cover. An enumeration that yields another number of distinct masks is
-  incomplete, and a verdict about every mask is then ``unknown`` (never proved);
-- :func:`orbit_outcome`: a theorem's exhaustive predicate over the representatives,
-  with a run-time control: the predicate gives the same flags on a random
-  relabelling of the first batch (otherwise ``unknown``);
-- :func:`run_orbits`: the :class:`~proofs.theorem.Result` of one theorem, method
-  :data:`METHOD`; :func:`refusal`: why a theorem cannot run with ``--orbits`` (one line).
+Each theorem gets one of three enumerations (:func:`kind_of`):
 
->>> expected(4), enumeration(4, "fallback").exact
-(218, True)
+- :data:`CLASSES` (an invariant statement about zero-diagonal masks): the
+  representatives of :func:`solvers.orbits.orbit_masks` (nauty when installed, else a
+  numpy fallback up to n = 6), exactly one per class (OEIS A000273) or a cover;
+- :data:`LOOPS` (an invariant statement about masks with their diagonal, the
+  no-residual control): every representative with every set of loops (``2^n``); every
+  mask is ``P (R + D) Pᵀ`` for a representative ``R`` and a diagonal ``D``;
+- :data:`LIMITS` (a predicate that reads a mask only through its limit ``R*``,
+  ``Theorem.limit_only``, such as the sparse realisation, whose construction numbers
+  class members by position so it is not invariant): every labelled preorder ``P`` as
+  the mask ``P - I`` (:mod:`solvers.preorders`, OEIS A000798); every mask's limit is one.
+
+:func:`expected` is how many distinct masks a complete enumeration yields; fewer is
+``unknown`` ("scan incomplete"), never proved. Run-time controls (:class:`_Scan`): the
+predicate gives the same flags on a random relabelling of the first batch (classes),
+or on random masks and the masks of their limits (limits); otherwise ``unknown``.
+:func:`run_many` runs several theorems with one pass per enumeration;
+:func:`refusal` says why a theorem cannot run with ``--orbits`` (one line).
+
+>>> expected(4, "fallback"), enumeration(4, "fallback").exact, expected(4, "fallback", LIMITS)
+(218, True, 355)
 """
-
-from __future__ import annotations
 
 import time
 from typing import Iterator
@@ -40,32 +44,77 @@ from hasse.theory.errors import InputError
 
 METHOD = "exhaustive-orbits"
 MAX_N = 7  # the size guard of --orbits (n = 7: 882,033,440 classes)
-COVER = ("every mask of size {n} with a zero diagonal is P R Pᵀ for a permutation P and a representative R "
-         "({what}); the statement is invariant under relabelling ({why}), so its predicate flags M iff it flags R")
+CLASSES, LOOPS, LIMITS = "classes", "classes with loops", "limits"
+COVER = {
+    CLASSES: ("every mask of size {n} with a zero diagonal is P R Pᵀ for a permutation P and a representative R "
+              "({what}); the statement is invariant under relabelling ({why}), so its predicate flags M iff it "
+              "flags R"),
+    LOOPS: ("every mask of size {n} is P (R + D) Pᵀ for a permutation P, a zero-diagonal representative R and a "
+            "diagonal D ({what}); the statement is invariant under relabelling ({why}), so its predicate flags M "
+            "iff it flags R + D"),
+    LIMITS: ("every mask M of size {n} has a limit R*(M), a preorder P, and P - I (zero diagonal) has the limit P "
+             "({what}); the predicate reads a mask only through its limit ({why}), so it flags M iff it flags P - I"),
+}
 
 
-def enumeration(n: int, method: str = "auto"):
-    """The :class:`solvers.orbits.Cover` of the representatives at ``n`` (``InputError`` when out of reach)."""
-    from hasse.solvers import orbits
+def kind_of(theorem: Theorem) -> str | None:
+    """Which enumeration ``--orbits`` runs ``theorem`` over, or None (then :func:`refusal` says why)."""
+    if theorem.flag is None:
+        return None
+    if theorem.invariant is not None:
+        return LOOPS if theorem.diagonal else CLASSES
+    if theorem.limit_only is not None and not theorem.diagonal:
+        return LIMITS
+    return None
 
-    return orbits.cover(n, method)
+
+def enumeration(n: int, method: str = "auto", kind: str = CLASSES):
+    """The :class:`solvers.orbits.Cover` of the masks enumerated for ``kind`` at ``n`` (InputError when out of reach)."""
+    from hasse.solvers import orbits, preorders
+
+    if kind == LIMITS:
+        if not 1 <= n <= preorders.MAX_N:
+            raise InputError(f"preorder enumeration: n must be between 1 and {preorders.MAX_N}, got {n}")
+        return orbits.Cover(n, "preorders", True, f"every labelled preorder on {n} positions (OEIS A000798), "
+                                                  "each as its zero-diagonal mask")
+    c = orbits.cover(n, method)
+    if kind == LOOPS:
+        return orbits.Cover(n, f"{c.method}+loops", c.exact, f"{c.description}, each with each of the {2 ** n} "
+                                                             "sets of loops")
+    return c
 
 
-def expected(n: int, method: str = "auto") -> int:
-    """How many distinct masks a complete enumeration yields: A000273 for an exact cover, else its size."""
-    from hasse.solvers import orbits
+def expected(n: int, method: str = "auto", kind: str = CLASSES) -> int:
+    """How many distinct masks a complete enumeration yields (A000273 or the cover's size; times ``2^n``; A000798)."""
+    from hasse.solvers import orbits, preorders
 
+    if kind == LIMITS:
+        return preorders.preorder_count(n)
     c = orbits.cover(n, method)
     if c.exact:
-        return orbits.CLASS_COUNTS[n] if n < len(orbits.CLASS_COUNTS) else orbits.orbit_count(n, method)
-    return orbits.orbit_count(n, method)
+        count = orbits.CLASS_COUNTS[n] if n < len(orbits.CLASS_COUNTS) else orbits.orbit_count(n, method)
+    else:
+        count = orbits.orbit_count(n, method)
+    return count * 2 ** n if kind == LOOPS else count
 
 
-def orbit_batches(n: int, method: str = "auto") -> Iterator[np.ndarray]:
-    """Packed rows ``(n, B)`` covering every class of zero-diagonal masks (:func:`solvers.orbits.orbit_masks`)."""
-    from hasse.solvers import orbits
+def orbit_batches(n: int, method: str = "auto", kind: str = CLASSES,
+                  part: tuple[int, int] | None = None) -> Iterator[np.ndarray]:
+    """Packed rows ``(n, B)`` of the enumeration ``kind`` (``part = (i, k)``: its i-th of k disjoint parts)."""
+    from hasse.solvers import orbits, preorders
 
-    yield from orbits.orbit_masks(n, method)
+    if kind == LIMITS:
+        for j, rows in enumerate(preorders.preorder_masks(n)):
+            if part is None or j % part[1] == part[0]:
+                yield rows
+        return
+    for rows in orbits.orbit_masks(n, method, part=part):
+        if kind == CLASSES:
+            yield rows
+            continue
+        for loops in range(2 ** n):  # LOOPS: every set of loops on the representatives
+            diag = np.array([(loops >> q) & 1 for q in range(n)], dtype=rows.dtype) << np.arange(n, dtype=rows.dtype)
+            yield rows | diag[:, None]
 
 
 def collect(n: int, method: str = "auto") -> list[np.ndarray]:
@@ -80,13 +129,15 @@ def _relabelled(rows: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarra
 
 
 DISTINCT_LIMIT = 20_000_000  # up to this many expected masks the distinct indices are kept and counted
+CONTROL_MASKS = 4096  # random masks of the limit control
 
 
 class _Scan:
-    """One theorem's state during a pass over the representatives (:func:`scan`)."""
+    """One theorem's state during a pass over the enumeration (:func:`scan`)."""
 
-    def __init__(self, theorem: Theorem, n: int, ctx: Context, details: dict, classes: int | None, seed):
-        self.theorem, self.n, self.ctx, self.details, self.classes = theorem, n, ctx, details, classes
+    def __init__(self, theorem: Theorem, n: int, ctx: Context, details: dict, classes: int | None, seed,
+                 kind: str = CLASSES):
+        self.theorem, self.n, self.ctx, self.details, self.classes, self.kind = theorem, n, ctx, details, classes, kind
         self.distinct = classes is not None and classes <= DISTINCT_LIMIT
         self.seen: set[int] = set()
         self.checked = 0
@@ -105,16 +156,12 @@ class _Scan:
             return self.stop(UNKNOWN, reason="timeout")
         start = time.monotonic()
         flags = np.asarray(self.theorem.flag(rows.copy()), dtype=bool)
-        if self.control is None:  # run-time control: the predicate is invariant on this batch
-            again = np.asarray(self.theorem.flag(_relabelled(rows, self.n, self.rng)), dtype=bool)
-            self.control = bool((again == flags).all())
-            self.details["control"] = (
-                "the predicate gave the same flags on a random relabelling of the first "
-                f"{rows.shape[1]:,} representatives" if self.control else
-                "the predicate changed under relabelling: the statement is not invariant")
+        if self.control is None:
+            self.control = self._control(rows, flags)
         self.seconds += time.monotonic() - start
         if not self.control:
-            return self.stop(UNKNOWN, reason="the predicate is not invariant under relabelling")
+            return self.stop(UNKNOWN, reason="the predicate is not invariant under relabelling" if self.kind != LIMITS
+                             else "the predicate reads more of a mask than its limit")
         hits = np.flatnonzero(flags)
         upto = int(hits[0]) + 1 if hits.size else rows.shape[1]
         if self.distinct:
@@ -129,6 +176,24 @@ class _Scan:
             if self.theorem.existence:
                 return self.stop(PROVED, witness=described)
             return self.stop(REFUTED, counterexample=described)
+
+    def _control(self, rows: np.ndarray, flags: np.ndarray) -> bool:
+        """The run-time control of the cover argument on this batch (recorded in ``details.control``)."""
+        if self.kind != LIMITS:  # the predicate is invariant: same flags on a random relabelling
+            again = np.asarray(self.theorem.flag(_relabelled(rows, self.n, self.rng)), dtype=bool)
+            ok = bool((again == flags).all())
+            self.details["control"] = (f"the predicate gave the same flags on a random relabelling of the first "
+                                       f"{rows.shape[1]:,} masks" if ok else
+                                       "the predicate changed under relabelling: the statement is not invariant")
+            return ok
+        masks = batch.masks_from_indices(self.n, self.rng.integers(0, ex.space_size(self.n), CONTROL_MASKS))
+        limits = batch.closure(masks) & ~batch.identity(self.n, masks.shape[1])
+        ok = bool((np.asarray(self.theorem.flag(masks), dtype=bool)
+                   == np.asarray(self.theorem.flag(limits), dtype=bool)).all())
+        self.details["control"] = (f"the predicate gave the same flags on {CONTROL_MASKS:,} random masks and on "
+                                   "the masks of their limits" if ok else
+                                   "the predicate differs between a mask and the mask of its limit")
+        return ok
 
     def finish(self) -> Outcome:
         self.details["predicate_seconds"] = round(self.seconds, 3)
@@ -146,36 +211,40 @@ class _Scan:
         return self.outcome
 
 
-def _details(theorem: Theorem, n: int, c, classes: int, distinct: bool) -> dict:
-    what = (f"{classes:,} representatives, one per class (OEIS A000273)" if c.exact
-            else f"{classes:,} masks, every class at least once")
-    return {"enumeration": c.method, "exact": c.exact, "count": classes, "description": c.description,
-            "invariant": theorem.invariant, "existence": theorem.existence,
-            "cover": COVER.format(n=n, what=what, why=theorem.invariant),
+def _details(theorem: Theorem, n: int, c, count: int, distinct: bool, kind: str) -> dict:
+    if kind == LIMITS:
+        what, why = f"{count:,} preorders (OEIS A000798)", theorem.limit_only
+    else:
+        what = (f"{count:,} masks, one per class" + (" and set of loops" if kind == LOOPS else "") + " (OEIS A000273)"
+                if c.exact else f"{count:,} masks, every class at least once")
+        why = theorem.invariant
+    return {"enumeration": c.method, "exact": c.exact, "count": count, "description": c.description,
+            "kind": kind, "invariant": theorem.invariant, "limit_only": theorem.limit_only,
+            "existence": theorem.existence, "cover": COVER[kind].format(n=n, what=what, why=why),
             "completeness": ("the distinct masks checked (their labelled indices) equal the count" if distinct else
                              "the masks yielded equal the count; that they are pairwise non-isomorphic is the "
                              "enumerator's guarantee (nauty: one digraph per class), tested for n <= 6")}
 
 
 def scan(theorems, n: int, ctxs, batches, method: str = "auto", part: tuple[int, int] | None = None,
-         progress=None) -> list[Outcome]:
-    """Every theorem's predicate over the representatives in ``batches``, in one pass (a verdict by the cover argument).
+         progress=None, kind: str = CLASSES) -> list[Outcome]:
+    """Every theorem's predicate over the masks of ``batches`` (enumeration ``kind``), in one pass.
 
     ``part``: the batches are one part of the enumeration (a distributed work unit):
     the outcomes are ``unknown`` "part: …" with their counts unless a mask is flagged,
     and the combiner (:mod:`proofs.distributed`) checks that the parts add up.
     """
-    c = enumeration(n, method)
-    classes = expected(n, method)
+    c = enumeration(n, method, kind)
+    count = expected(n, method, kind)
     scans = []
     for theorem, ctx in zip(theorems, ctxs):
-        scans.append(_Scan(theorem, n, ctx, _details(theorem, n, c, classes, classes <= DISTINCT_LIMIT),
-                           None if part else classes, [n, 14]))
+        scans.append(_Scan(theorem, n, ctx, _details(theorem, n, c, count, count <= DISTINCT_LIMIT, kind),
+                           None if part else count, [n, 14], kind))
         if part:
             scans[-1].details["part"] = list(part)
     done = 0
     for rows in batches:
-        index, ok = ex.encode(n, rows)
+        index, ok = ex.encode(n, rows, diagonal=kind == LOOPS)
         if not ok.all():
             for s in scans:
                 if s.outcome is None:
@@ -185,65 +254,73 @@ def scan(theorems, n: int, ctxs, batches, method: str = "auto", part: tuple[int,
             s.feed(rows, index)
         done += rows.shape[1]
         if progress:
-            progress(done, classes)
+            progress(done, count)
         if all(s.outcome is not None for s in scans):
             break
     return [s.finish() for s in scans]
 
 
 def orbit_outcome(theorem: Theorem, n: int, ctx: Context, batches, method: str = "auto") -> Outcome:
-    """``theorem.flag`` over the representatives in ``batches``: a verdict for every mask by the cover argument."""
-    return scan([theorem], n, [ctx], batches, method, progress=ctx.progress)[0]
+    """``theorem.flag`` over the masks in ``batches``: a verdict for every mask by the cover argument."""
+    return scan([theorem], n, [ctx], batches, method, progress=ctx.progress, kind=kind_of(theorem) or CLASSES)[0]
 
 
 def refusal(theorem: Theorem) -> str | None:
     """Why ``theorem`` cannot run with ``--orbits`` (one line), or None."""
-    if theorem.invariant is None:
-        why = theorem.not_invariant or "its statement is not declared invariant under relabelling positions"
-        return f"{theorem.name}: --orbits refused: {why}"
-    if theorem.flag is None or theorem.diagonal:
-        return (f"{theorem.name}: --orbits refused: the class enumeration covers zero-diagonal masks only"
-                if theorem.diagonal else f"{theorem.name}: --orbits refused: no mask predicate to run")
-    return None
+    if kind_of(theorem) is not None:
+        return None
+    if theorem.flag is None:
+        return f"{theorem.name}: --orbits refused: no mask predicate to run"
+    why = theorem.not_invariant or "its statement is not declared invariant under relabelling positions"
+    return f"{theorem.name}: --orbits refused: {why}"
 
 
 def run_orbits(theorem: Theorem, n: int, ctx: Context | None = None, batches=None,
                method: str = "auto") -> Result:
-    """One theorem over the class representatives at ``n`` (``batches``: already enumerated ones)."""
+    """One theorem over its enumeration at ``n`` (``batches``: already enumerated masks of that kind)."""
     return run_many([theorem], n, [ctx or Context()], batches, method)[0]
 
 
-def run_many(theorems, n: int, ctxs, batches=None, method: str = "auto", progress=None) -> list[Result]:
-    """Several theorems over one pass of the class representatives at ``n`` (``prove all --orbits``).
+def run_many(theorems, n: int, ctxs, batches=None, method: str = "auto", progress=None,
+             part: tuple[int, int] | None = None) -> list[Result]:
+    """Several theorems at ``n``, one pass per enumeration (``prove all --orbits``).
 
-    Each result's ``seconds`` is the wall time of the pass (the enumeration is shared);
-    ``details.predicate_seconds`` is the time spent in that theorem's own predicate.
+    ``batches``: masks already enumerated (one kind of theorem only). ``part``: only
+    that part of each enumeration (a distributed work unit, :mod:`proofs.distributed`).
+    Each result's ``seconds`` is the wall time of its pass (shared by the theorems of
+    the pass); ``details.predicate_seconds`` is the time in that theorem's own predicate.
     """
     for theorem in theorems:
         why = refusal(theorem)
         if why:
             raise InputError(why)
-    start = time.monotonic()
-    for ctx in ctxs:
-        ctx.started = start
-    enumeration(n, method)  # InputError (exit 2) when out of reach, before any work
-    run = [(t, c) for t, c in zip(theorems, ctxs) if n >= t.min_n]
-    outcomes = {}
-    try:
-        found = scan([t for t, _ in run], n, [c for _, c in run],
-                     batches if batches is not None else orbit_batches(n, method), method,
-                     progress=progress or (ctxs[0].progress if len(ctxs) == 1 else None))
-        outcomes = {t.name: o for (t, _), o in zip(run, found)}
-    except InputError:
-        raise
-    except Exception as exc:  # a bug in one check must not abort `prove all --orbits`
-        crash = Outcome(UNKNOWN, 0, reason=f"crashed: {crash_site(exc)} (a bug in this check; please report)")
-        outcomes = {t.name: crash for t, _ in run}
-    seconds = round(time.monotonic() - start, 4)
+    groups: dict[str, list] = {}
+    for theorem, ctx in zip(theorems, ctxs):
+        if n >= theorem.min_n:
+            groups.setdefault(kind_of(theorem), []).append((theorem, ctx))
+    for kind in groups:
+        enumeration(n, method, kind)  # InputError (exit 2) when out of reach, before any work
+    outcomes, seconds = {}, {}
+    for kind, run in groups.items():
+        start = time.monotonic()
+        for _, ctx in run:
+            ctx.started = start
+        try:
+            found = scan([t for t, _ in run], n, [c for _, c in run],
+                         batches if batches is not None else orbit_batches(n, method, kind, part), method, part=part,
+                         progress=progress or (run[0][1].progress if len(run) == 1 else None), kind=kind)
+        except InputError:
+            raise
+        except Exception as exc:  # a bug in one check must not abort `prove all --orbits`
+            crash = Outcome(UNKNOWN, 0, reason=f"crashed: {crash_site(exc)} (a bug in this check; please report)")
+            found = [crash] * len(run)
+        for (theorem, _), outcome in zip(run, found):
+            outcomes[theorem.name] = outcome
+            seconds[theorem.name] = round(time.monotonic() - start, 4)
     results = []
     for theorem in theorems:
         outcome = outcomes.get(theorem.name) or Outcome(UNKNOWN, 0, reason=f"the statement needs n >= {theorem.min_n}")
-        results.append(Result(theorem.name, n, METHOD, outcome.verdict, outcome.checked, seconds,
+        results.append(Result(theorem.name, n, METHOD, outcome.verdict, outcome.checked, seconds.get(theorem.name, 0.0),
                               outcome.counterexample, outcome.witness, outcome.reason, outcome.details, versions(),
                               space=outcome.space))
     return results

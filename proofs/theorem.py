@@ -98,6 +98,9 @@ class Theorem:
     # claimed (not_invariant: why not); flag/explain: the exhaustive predicate and its description of a mask
     invariant: str | None = None
     not_invariant: str | None = None
+    # why the exhaustive predicate reads a mask only through its limit R*(M) (then --orbits runs it over
+    # every labelled preorder, proofs.orbits_check), None: not claimed
+    limit_only: str | None = None
     flag: Callable | None = None
     explain: Callable | None = None
     diagonal: bool = False

@@ -31,6 +31,7 @@ from hasse.theory import batch
 from hasse.theory.errors import InputError
 
 LEVEL = registry.MASK_THEOREMS + registry.ENGINE_THEOREMS
+PREORDERS = (1, 1, 4, 29, 355, 6942, 209527, 9535241)  # OEIS A000798, written out here
 INVARIANT = [x for x in LEVEL if registry.get(x).invariant is not None]
 RUNNABLE = [x for x in INVARIANT if oc.refusal(registry.get(x)) is None]
 
@@ -104,6 +105,14 @@ def test_not_invariant_theorems_are_named():
     assert set(RUNNABLE) >= {"reach_monotone_in_depth", "limit_is_preorder", "hasse_closure_is_limit"}
 
 
+def test_every_mask_level_theorem_runs_with_orbits():
+    """Issue 14's done criterion: every mask-level theorem of design §5 has an enumeration under --orbits."""
+    kinds = {name: oc.kind_of(registry.get(name)) for name in registry.MASK_THEOREMS}
+    assert None not in kinds.values(), kinds
+    assert kinds["sparse_realisation_keeps_hasse"] == oc.LIMITS
+    assert kinds["no_residual_can_oscillate"] == oc.LOOPS
+
+
 # ---------------------------------------------------------------- the cover argument, against brute force
 
 @pytest.mark.parametrize("method", ["fallback", "auto"])
@@ -119,20 +128,28 @@ def test_representatives_are_one_per_class(n, method):
 # ---------------------------------------------------------------- same verdicts as the labelled run
 
 @pytest.mark.parametrize("n", [4, 5])
-@pytest.mark.parametrize("name", RUNNABLE)
+@pytest.mark.parametrize("name", registry.MASK_THEOREMS)
 def test_orbits_give_the_labelled_verdict(name, n):
     t = registry.get(name)
     labelled = run_theorem(t, n, "exhaustive")
     via = oc.run_orbits(t, n)
     assert via.method == "exhaustive-orbits" and via.verdict == labelled.verdict == PROVED
-    assert via.checked == orbits.CLASS_COUNTS[n] and via.space == via.checked
-    assert "invariant under relabelling" in via.details["cover"] and via.details["enumeration"]
+    kind = oc.kind_of(t)
+    assert via.space == oc.expected(n, "auto", kind) == {oc.CLASSES: orbits.CLASS_COUNTS[n],
+                                                         oc.LOOPS: orbits.CLASS_COUNTS[n] * 2 ** n,
+                                                         oc.LIMITS: PREORDERS[n]}[kind]
+    if t.existence:  # proved by a witness, which the labelled re-check confirms
+        assert t.recheck("witness", n, via.witness) is None
+    else:
+        assert via.checked == via.space
+    assert ("invariant under relabelling" if kind != oc.LIMITS else "only through its limit") in via.details["cover"]
 
 
 def test_fallback_enumeration_gives_the_same_verdicts():
     for name in RUNNABLE:
         r = oc.run_orbits(registry.get(name), 4, method="fallback")
-        assert (r.verdict, r.checked, r.details["enumeration"]) == (PROVED, 218, "canonical")
+        assert r.verdict == PROVED and r.details["enumeration"].startswith("canonical")
+        assert r.checked == (218 if not r.details["existence"] else r.checked)
 
 
 def test_a_planted_bug_is_still_refuted_via_orbits(monkeypatch):
@@ -160,7 +177,7 @@ def test_a_planted_bug_is_still_refuted_via_orbits(monkeypatch):
 def test_a_non_invariant_theorem_is_refused():
     t = registry.get("sparse_realisation_keeps_hasse")
     with pytest.raises(InputError, match="--orbits refused"):
-        oc.run_orbits(t, 4)
+        oc.run_orbits(dataclasses.replace(t, limit_only=None), 4)
     fake = dataclasses.replace(registry.get("limit_is_preorder"), invariant=None, not_invariant="planted")
     with pytest.raises(InputError, match="planted"):
         oc.run_orbits(fake, 4)
@@ -190,16 +207,17 @@ def test_cli_prove_all_orbits(capsys, tmp_path):
     cert = tmp_path / "c.json"
     code, out, err = run(capsys, "prove", "all", "--n", "4", "--orbits", "--certificate", str(cert))
     assert code == 0, out + err
-    assert "exhaustive-orbits" in out and "sparse_realisation_keeps_hasse" in err and "not run" in err
+    assert "exhaustive-orbits" in out and "engine_matches_definitions" in err and "not run" in err
     results = json.loads(cert.read_text())["results"]
-    assert {r["theorem"] for r in results} == set(RUNNABLE)
-    assert all(r["method"] == "exhaustive-orbits" and r["checked"] == 218 and r["details"]["cover"]
+    assert {r["theorem"] for r in results} == set(registry.MASK_THEOREMS)
+    assert all(r["method"] == "exhaustive-orbits" and r["verdict"] == PROVED and r["details"]["cover"]
                for r in results)
+    assert {r["checked"] for r in results if r["details"]["kind"] == oc.CLASSES} == {218}
     code, out, err = run(capsys, "certificate", "verify", str(cert))
     assert code == 0, out + err
 
 
-@pytest.mark.parametrize("argv", [["sparse_realisation_keeps_hasse", "--n", "4", "--orbits"],
+@pytest.mark.parametrize("argv", [["leak_search_is_exact", "--n", "4", "--orbits"],
                                   ["engine_matches_definitions", "--n", "3", "--orbits"],
                                   ["limit_is_preorder", "--n", "4", "--orbits", "--method", "z3"],
                                   ["limit_is_preorder", "--n", "4", "--orbits", "--shard", "0/2"],
@@ -224,3 +242,96 @@ def test_existence_statements_via_orbits():
     cut = oc.run_orbits(dataclasses.replace(base, existence=True, flag=lambda rows: np.zeros(rows.shape[1], bool)),
                         n, Context(), batches=[oc.collect(n)[0][:, 1:]])
     assert cut.verdict == UNKNOWN  # no witness among an incomplete enumeration: not refuted
+
+
+# ---------------------------------------------------------------- masks with loops; limits (preorders)
+
+def brute_canonical_with_loops(n):
+    """Smallest index (diagonal numbering) over all relabellings, for every mask of size n with its diagonal."""
+    total = ex.space_size(n, diagonal=True)
+    masks = batch.unpack(batch.masks_from_indices(n, np.arange(total, dtype=np.uint64), diagonal=True), n)
+    best = np.full(total, np.iinfo(np.uint64).max, dtype=np.uint64)
+    for perm in itertools.permutations(range(n)):
+        p = np.array(perm)
+        idx, ok = ex.encode(n, batch.pack(masks[:, p][:, :, p]), diagonal=True)
+        np.minimum(best, idx, out=best)
+    return best
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_representatives_with_loops_cover_every_mask(n):
+    canon = brute_canonical_with_loops(n)
+    reps = np.concatenate([ex.encode(n, rows, diagonal=True)[0] for rows in oc.orbit_batches(n, "auto", oc.LOOPS)])
+    assert reps.size == np.unique(reps).size == oc.expected(n, "auto", oc.LOOPS)
+    assert np.array_equal(np.unique(canon[reps.astype(np.int64)]), np.unique(canon))  # every class present
+
+
+def test_a_diagonal_statement_is_proved_only_on_the_whole_loops_cover():
+    base = registry.get("no_residual_can_oscillate")
+    n = 3
+    never = dataclasses.replace(base, existence=False, flag=lambda rows: np.zeros(rows.shape[1], bool))
+    r = oc.run_orbits(never, n)
+    assert r.verdict == PROVED and r.checked == 16 * 8
+    cut = oc.run_orbits(never, n, Context(), batches=list(oc.orbit_batches(n, "auto", oc.LOOPS))[:-1])
+    assert cut.verdict == UNKNOWN and "scan incomplete" in cut.reason  # one set of loops left out
+
+
+def test_the_limits_are_every_closure():
+    """The preorder masks at n <= 4 are exactly the limits of every mask, each once (brute force)."""
+    for n in range(1, 5):
+        every = batch.masks_from_indices(n, np.arange(ex.space_size(n), dtype=np.uint64))
+        limits = batch.closure(every) & ~batch.identity(n, every.shape[1])
+        want = np.unique(ex.encode(n, limits)[0])
+        got = np.concatenate([ex.encode(n, rows)[0] for rows in oc.orbit_batches(n, "auto", oc.LIMITS)])
+        assert got.size == np.unique(got).size == PREORDERS[n]
+        assert np.array_equal(np.sort(got), want)
+
+
+def test_sparse_realisation_reads_a_mask_only_through_its_limit():
+    """The declaration behind LIMITS, checked independently on random masks of sizes 2 … 7."""
+    t = registry.get("sparse_realisation_keeps_hasse")
+    rng = np.random.default_rng(14)
+    for n in range(2, 8):
+        masks = batch.pack(random_masks(rng, n, 300))
+        limits = batch.closure(masks) & ~batch.identity(n, masks.shape[1])
+        assert np.array_equal(t.flag(masks), t.flag(limits))
+
+
+def test_the_limit_control_fires_on_a_predicate_reading_the_mask():
+    t = registry.get("sparse_realisation_keeps_hasse")
+    planted = dataclasses.replace(t, flag=lambda rows: t.flag(rows) | ((rows[0] & 2) != 0) & ((rows[1] & 1) == 0))
+    r = oc.run_orbits(planted, 4)
+    assert r.verdict == UNKNOWN and "more of a mask than its limit" in r.reason
+
+
+def test_a_planted_bug_in_the_sparse_realisation_is_refuted_via_limits(monkeypatch):
+    real = batch.sparse_realisation
+
+    def reversed_cycles(rows):  # every class's cycle run the other way (keeps R*, breaks (0) and (b))
+        out = real(rows)
+        n = rows.shape[0]
+        masks = batch.unpack(out, n)
+        eye = np.eye(n, dtype=bool)
+        limit = batch.unpack(batch.closure(rows), n)
+        same = limit & limit.transpose(0, 2, 1)
+        inner = masks & same & ~eye
+        return batch.pack((masks & ~inner) | inner.transpose(0, 2, 1) | eye)
+
+    monkeypatch.setattr(batch, "sparse_realisation", reversed_cycles)
+    t = registry.get("sparse_realisation_keeps_hasse")
+    labelled = run_theorem(t, 4, "exhaustive")
+    via = oc.run_orbits(t, 4)
+    assert labelled.verdict == via.verdict == REFUTED
+    mask = np.array(via.counterexample["mask"], dtype=bool)
+    assert np.array_equal(ex.decode(4, via.counterexample["index"]), mask)
+    assert t.flag(batch.pack(mask[None]))[0]
+
+
+@pytest.mark.parametrize("n", [5, 6, pytest.param(7, marks=pytest.mark.slow)])
+def test_preorder_counts(n):
+    rows = list(oc.orbit_batches(n, "auto", oc.LIMITS))
+    assert sum(r.shape[1] for r in rows) == PREORDERS[n]
+    index = np.concatenate([ex.encode(n, r)[0] for r in rows])
+    assert np.unique(index).size == PREORDERS[n]
+    for r in rows[:3]:  # each is the zero-diagonal mask of a preorder: its own limit
+        assert np.array_equal(batch.closure(r) & ~batch.identity(n, r.shape[1]), r)
