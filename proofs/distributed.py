@@ -217,6 +217,7 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
 
     listing = [{"part": (p.get("details") or {}).get("part"), "verdict": p.get("verdict"),
                 "checked": p.get("checked"), "seconds": p.get("seconds")} for p in parts]
+    listing.sort(key=lambda x: tuple(x["part"]) if isinstance(x["part"], (list, tuple)) else (float("inf"),))
     seen: dict[int, dict] = {}
     for p in parts:
         part = (p.get("details") or {}).get("part")

@@ -1,0 +1,277 @@
+"""``hasse prove … --engine dask`` (issue 14): the distributed engine gives the one-machine verdicts.
+
+- a cluster run of ``limit_is_preorder`` n = 4 (labelled shards) and of
+  ``reach_monotone_in_depth`` n = 5 (``--orbits`` parts) equals the one-machine run:
+  verdict, checked, space, and the certificate without seconds and details;
+- the kill test: three worker processes, slow units, one worker killed with SIGKILL
+  in the middle of the run: the scheduler runs its units again elsewhere and the
+  verdict and certificate are those of the one-machine run;
+- a planted false theorem (at most four entries per mask) is refuted at the same
+  smallest index as the one-machine labelled run;
+- the combiners refuse planted bugs: a dropped part, a part counted twice, a part's
+  count doubled, a tampered counterexample (unknown, never proved);
+- the command line: flags that do not combine are one line and exit 2.
+
+The cluster tests are skipped when dask[distributed] is not installed; the
+combiner tests run without it (the units run in this process).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import signal
+import sys
+import threading
+import time
+import types
+
+import numpy as np
+import pytest
+
+from hasse.cli import main
+from hasse.proofs import distributed as dist
+from hasse.proofs import orbits_check, registry
+from hasse.proofs.certificate import write_certificate
+from hasse.proofs.cli import prove
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context
+
+HAVE_DASK = importlib.util.find_spec("distributed") is not None and importlib.util.find_spec("dask") is not None
+needs_dask = pytest.mark.skipif(not HAVE_DASK, reason="dask[distributed] is not installed (pip install hasse[dist])")
+SAME = ("theorem", "n", "method", "verdict", "checked", "space", "counterexample", "witness", "fingerprint",
+        "versions")
+PLANTED = "planted_at_most_four_entries"
+
+
+def certified(results, path) -> list[dict]:
+    """The results as written in a certificate, without seconds and details."""
+    write_certificate(str(path), results)
+    with open(path) as fh:
+        return [{k: r.get(k) for k in SAME} for r in json.load(fh)["results"]]
+
+
+def one_machine(name: str, n: int, method: str = "exhaustive"):
+    return prove(registry.get(name), n, method, show_progress=False)
+
+
+def plant() -> None:
+    """Register the planted false theorem (here and on each worker): every mask has at most four entries."""
+    from hasse.proofs import mask_checks
+    from hasse.theory import batch
+
+    if PLANTED in registry.NAMES:
+        return
+
+    def flag(rows):
+        return batch.popcount(rows).sum(axis=0) >= 5
+
+    def explain(mask):
+        return {"entries": int(np.asarray(mask).sum())}
+
+    def confirm(mask, at=None):
+        return {"confirmed": int(np.asarray(mask).sum()) >= 5}
+
+    module = types.ModuleType(f"hasse.proofs.{PLANTED}")
+    module.THEOREM = mask_checks.mask_theorem(PLANTED, "every mask has at most four entries (false from n = 3)",
+                                              flag, explain, lambda n, e: [], confirm,
+                                              invariant="the number of entries does not depend on the labels")
+    sys.modules[module.__name__] = module
+    registry.NAMES = registry.NAMES + (PLANTED,)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """Three worker processes, one thread each, shared by the cluster tests (the kill test runs last)."""
+    if not HAVE_DASK:
+        pytest.skip("dask[distributed] is not installed (pip install hasse[dist])")
+    import cloudpickle
+    from distributed import Client, LocalCluster
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # plant() runs on workers that cannot import tests/
+    with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None,
+                      worker_dashboard_address=None, silence_logs=40) as c, Client(c) as client:
+        yield c, client
+
+
+# -- one cluster run equals one machine -------------------------------------------------------------------------
+
+
+@needs_dask
+def test_labelled_shards_equal_one_machine(cluster, tmp_path):
+    c, _ = cluster
+    seen = []
+    got = dist.run_dask(["limit_is_preorder"], 4, units=5, scheduler=c.scheduler_address,
+                        progress=lambda done, total: seen.append((done, total)))
+    want = one_machine("limit_is_preorder", 4)
+    assert [(r.verdict, r.checked, r.space) for r in got] == [(PROVED, 4096, 4096)]
+    assert certified(got, tmp_path / "a.json") == certified(want, tmp_path / "b.json")
+    engine = got[0].details["engine"]
+    assert engine["name"] == "dask" and engine["units"] == 5 and engine["workers"] == 3
+    assert [s[0] for s in seen] == [1, 2, 3, 4, 5] and {s[1] for s in seen} == {5}
+    assert engine["re-run"] == 0 and sum(engine["by_worker"].values()) == 5
+    assert [p["shard"] for p in got[0].details["combined"]] == [f"{i}/5" for i in range(5)]
+
+
+@needs_dask
+def test_orbits_parts_equal_one_machine(cluster, tmp_path):
+    c, _ = cluster
+    got = dist.run_dask(["reach_monotone_in_depth"], 5, orbits=True, units=4, scheduler=c.scheduler_address)
+    want = orbits_check.run_many([registry.get("reach_monotone_in_depth")], 5, [Context()])
+    assert (got[0].verdict, got[0].checked, got[0].space) == (want[0].verdict, want[0].checked, want[0].space)
+    assert got[0].checked == orbits_check.expected(5) == 9608
+    assert certified(got, tmp_path / "a.json") == certified(want, tmp_path / "b.json")
+    assert [p["part"] for p in got[0].details["parts"]] == [[i, 4] for i in range(4)]
+
+
+@needs_dask
+def test_planted_refutation_same_index(cluster, monkeypatch, tmp_path):
+    c, client = cluster
+    monkeypatch.setattr(registry, "NAMES", registry.NAMES)  # undone after the test (plant() extends it)
+    plant()
+    client.run(plant)
+    want = one_machine(PLANTED, 3)[0]
+    assert want.verdict == REFUTED and want.counterexample["index"] == 31  # the first mask with five entries
+    got = dist.run_dask([PLANTED], 3, units=5, scheduler=c.scheduler_address)[0]
+    assert (got.verdict, got.counterexample["index"], got.space) == (REFUTED, 31, want.space)
+    # checked: what the units did check (as --combine adds it up): every shard to its end or its first hit
+    assert got.checked >= want.checked == 32
+    hits = [p for p in got.details["combined"] if p["verdict"] == REFUTED]
+    assert len(hits) >= 3  # several shards found one; the smallest index won
+    orbits = dist.run_dask([PLANTED], 3, orbits=True, units=3, scheduler=c.scheduler_address)[0]
+    assert orbits.verdict == REFUTED and int(np.asarray(orbits.counterexample["mask"]).sum()) >= 5
+
+
+# -- the kill test ----------------------------------------------------------------------------------------------
+
+
+@needs_dask
+def test_a_killed_worker_changes_nothing(cluster, tmp_path):
+    c, _ = cluster
+    killed, first_done = [], threading.Event()
+
+    def kill_one(client, futures):
+        pids = client.run(os.getpid)
+
+        def later():
+            first_done.wait(30)  # a unit (one second each) came back: every worker is inside its second unit
+            time.sleep(0.4)
+            pid = sorted(pids.values())[0]
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+
+        threading.Thread(target=later, daemon=True).start()
+
+    got = dist.run_dask(["limit_is_preorder"], 4, units=9, scheduler=c.scheduler_address, delay=1.0,
+                        on_start=kill_one, progress=lambda done, total: first_done.set())
+    assert killed, "no worker was killed"
+    want = one_machine("limit_is_preorder", 4)
+    assert [(r.verdict, r.checked, r.space) for r in got] == [(PROVED, 4096, 4096)]
+    assert certified(got, tmp_path / "a.json") == certified(want, tmp_path / "b.json")
+    engine = got[0].details["engine"]
+    assert "failed" not in engine
+    assert engine["re-scheduled"] >= 1 and engine["re-run"] >= 1  # the killed worker's unit ran again elsewhere
+    assert sum(engine["by_worker"].values()) == 9
+
+
+# -- the combiners refuse planted bugs (no cluster needed) ------------------------------------------------------
+
+
+def orbit_parts(name: str, n: int, k: int) -> list[dict]:
+    out = []
+    for i in range(k):
+        unit = dist.Unit("orbits", (name,), n, orbits_check.METHOD, (i, k))
+        out += dist.run_unit(unit)["results"]
+    return out
+
+
+def test_orbits_combiner_refuses_planted_bugs():
+    parts = orbit_parts("limit_is_preorder", 5, 3)
+    total = orbits_check.expected(5)
+    full = max(range(3), key=lambda i: parts[i]["checked"])  # nauty at n = 5: geng puts every graph in part 0
+    assert parts[full]["checked"] > 0 and sum(p["checked"] for p in parts) == total
+    good = dist.combine_orbits("limit_is_preorder", 5, parts, 3)
+    assert (good.verdict, good.checked, good.space) == (PROVED, total, total)
+    dropped = dist.combine_orbits("limit_is_preorder", 5, parts[:full] + parts[full + 1:], 3)
+    assert dropped.verdict == UNKNOWN and f"part {full}/3 missing" in dropped.reason
+    other = (full + 1) % 3
+    twice = [parts[full] if i == other else p for i, p in enumerate(parts)]
+    twice = dist.combine_orbits("limit_is_preorder", 5, twice, 3)
+    assert twice.verdict == UNKNOWN and "twice" in twice.reason
+    # the same masks reported under another part index: every index once, the counts do not add up
+    copied = json.loads(json.dumps(parts[full]))
+    copied["details"]["part"] = [other, 3]
+    relabelled = [copied if i == other else p for i, p in enumerate(parts)]
+    counted = dist.combine_orbits("limit_is_preorder", 5, relabelled, 3)
+    assert counted.verdict == UNKNOWN and counted.reason.startswith("scan incomplete")
+    doubled = [dict(p, checked=2 * p["checked"]) if i == full else p for i, p in enumerate(parts)]
+    assert dist.combine_orbits("limit_is_preorder", 5, doubled, 3).reason.startswith("scan incomplete")
+    assert dist.combine_orbits("limit_is_preorder", 5, parts, 4).verdict == UNKNOWN  # another k
+    timed_out = [dict(p, reason="timeout") if i == full else p for i, p in enumerate(parts)]
+    assert dist.combine_orbits("limit_is_preorder", 5, timed_out, 3).verdict == UNKNOWN
+
+
+def test_orbits_combiner_rechecks_the_hit(monkeypatch):
+    monkeypatch.setattr(registry, "NAMES", registry.NAMES)
+    plant()
+    parts = orbit_parts(PLANTED, 3, 2)
+    good = dist.combine_orbits(PLANTED, 3, parts, 2)
+    assert good.verdict == REFUTED and good.details["hit_part"] == min(
+        i for i, p in enumerate(parts) if p["verdict"] == REFUTED)
+    first = good.details["hit_part"]
+    tampered = json.loads(json.dumps(parts))
+    tampered[first]["counterexample"]["mask"] = [[0] * 3 for _ in range(3)]  # a mask the predicate does not flag
+    bad = dist.combine_orbits(PLANTED, 3, tampered, 2)
+    assert bad.verdict == UNKNOWN and "does not re-check" in bad.reason
+
+
+def test_labelled_combiner_refuses_planted_bugs():
+    shards = []
+    for i in range(4):
+        unit = dist.Unit("shard", ("limit_is_preorder",), 3, "exhaustive", (i, 4))
+        shards += dist.run_unit(unit)["results"]
+    assert dist.combine_labelled("limit_is_preorder", 3, shards, 4).verdict == PROVED
+    dropped = dist.combine_labelled("limit_is_preorder", 3, shards[:3], 4)
+    assert dropped.verdict == UNKNOWN and "3 of 4 shards" in dropped.reason
+    twice = dist.combine_labelled("limit_is_preorder", 3, shards[:3] + [shards[2]], 4)
+    assert twice.verdict == UNKNOWN and "overlap" in twice.reason
+
+
+# -- the command line -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler needs --engine dask"),
+    (["--units", "4"], "--units needs --engine dask"),
+    (["--engine", "dask", "--units", "0"], "--units must be >= 1"),
+    (["--engine", "dask", "--shard", "0/2"], "does not combine with --shard"),
+    (["--engine", "dask", "--method", "z3"], "does not combine with --method z3"),
+    (["--engine", "dask", "--scheduler", "tcp://127.0.0.1:8786", "--workers", "2"], "has its own workers"),
+])
+def test_cli_refusals(capsys, argv, words):
+    assert main(["prove", "limit_is_preorder", "--n", "3", *argv]) == 2
+    err = capsys.readouterr().err
+    assert words in err and len(err.strip().splitlines()) == 1
+
+
+def test_cli_without_dask(capsys, monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
+    assert main(["prove", "limit_is_preorder", "--n", "3", "--engine", "dask"]) == 2
+    assert "pip install hasse[dist]" in capsys.readouterr().err
+
+
+@needs_dask
+def test_cli_local_cluster_certificate(capsys, tmp_path):
+    """The default LocalCluster of --workers processes, through the command line, with a certificate."""
+    path = tmp_path / "dask.json"
+    assert main(["prove", "reach_stable_by_n_minus_1", "--n", "3", "--engine", "dask", "--workers", "2",
+                 "--units", "3", "--certificate", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "2 results: 2 proved" in out
+    with open(path) as fh:
+        results = json.load(fh)["results"]
+    assert [r["method"] for r in results] == ["exhaustive", "z3"]
+    assert results[0]["details"]["engine"]["workers"] == 2 and results[0]["details"]["engine"]["units"] == 3
+    want = certified(one_machine("reach_stable_by_n_minus_1", 3, "both"), tmp_path / "one.json")
+    assert [{k: r.get(k) for k in SAME} for r in results] == want
