@@ -81,7 +81,8 @@ def register(sub) -> None:
     p.add_argument("--combine", nargs="+", metavar="CERT",
                    help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
-                   help="local: this process (and --workers); dask: work units on Dask workers (pip install hasse[dist])")
+                   help="local: this process (and --workers); dask: work units on Dask workers "
+                        "(pip install 'hasse-attention[dist]')")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="--engine dask: a running Dask scheduler (default: a local cluster of --workers processes)")
     p.add_argument("--units", type=int, metavar="K",

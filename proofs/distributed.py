@@ -28,7 +28,7 @@ how many runs that took is read from the scheduler's transition log
 its parts missing, and the combination is then ``unknown`` (never proved).
 
 Dask is imported only inside :func:`run_dask` and :func:`reruns`: the rest of the kit
-works without it (``pip install hasse-attention[dist]``).
+works without it (``pip install 'hasse-attention[dist]'``).
 
 >>> [u.label for u in plan(["limit_is_preorder"], 4, "both", orbits=False, units=2)]
 ['shard/0/2/exhaustive/limit_is_preorder', 'shard/1/2/exhaustive/limit_is_preorder', 'whole/whole/z3/limit_is_preorder']
@@ -45,7 +45,7 @@ from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
 from hasse.theory.errors import InputError
 
 ENGINE = "dask"
-INSTALL = "the dask engine needs dask and distributed: pip install hasse[dist]"
+INSTALL = "the dask engine needs dask and distributed: pip install 'hasse-attention[dist]'"
 
 
 @dataclass(frozen=True)
@@ -178,7 +178,7 @@ def _unknown(name: str, n: int, method: str, reason: str, checked: int = 0, deta
 
 
 def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result:
-    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`; unknown if refused)."""
+    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`; refused: unknown)."""
     from hasse.proofs.certificate_combine import combine
 
     got = sorted(p.get("details", {}).get("shard", "?") for p in parts)

@@ -38,7 +38,8 @@ from hasse.proofs.cli import prove
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context
 
 HAVE_DASK = importlib.util.find_spec("distributed") is not None and importlib.util.find_spec("dask") is not None
-needs_dask = pytest.mark.skipif(not HAVE_DASK, reason="dask[distributed] is not installed (pip install hasse[dist])")
+WHY = "dask[distributed] is not installed (pip install 'hasse-attention[dist]')"
+needs_dask = pytest.mark.skipif(not HAVE_DASK, reason=WHY)
 SAME = ("theorem", "n", "method", "verdict", "checked", "space", "counterexample", "witness", "fingerprint",
         "versions")
 PLANTED = "planted_at_most_four_entries"
@@ -84,7 +85,7 @@ def plant() -> None:
 def cluster():
     """Three worker processes, one thread each, shared by the cluster tests (the kill test runs last)."""
     if not HAVE_DASK:
-        pytest.skip("dask[distributed] is not installed (pip install hasse[dist])")
+        pytest.skip(WHY)
     import cloudpickle
     from distributed import Client, LocalCluster
 
@@ -258,7 +259,7 @@ def test_cli_without_dask(capsys, monkeypatch):
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "distributed" else real(name, *a))
     assert main(["prove", "limit_is_preorder", "--n", "3", "--engine", "dask"]) == 2
-    assert "pip install hasse[dist]" in capsys.readouterr().err
+    assert "pip install 'hasse-attention[dist]'" in capsys.readouterr().err
 
 
 @needs_dask
