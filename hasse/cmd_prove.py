@@ -173,7 +173,8 @@ def run_orbits(args) -> int:
         why = orbits_check.refusal(theorems[0])
         if why:
             raise InputError(why)
-    cover = orbits_check.enumeration(args.n)  # InputError when out of reach, before any work
+    kinds = list(dict.fromkeys(orbits_check.kind_of(t) for t in theorems))
+    covers = [orbits_check.enumeration(args.n, kind=k) for k in kinds]  # InputError when out of reach, before any work
     table = verdict_columns(theorems, args.n, orbits_check.METHOD)
     if not args.json:
         say(table.header())
@@ -189,7 +190,8 @@ def run_orbits(args) -> int:
         for r in results:
             say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))
     if not args.json:
-        say(f"classes: {cover.description}")
+        for kind, cover in zip(kinds, covers):
+            say(f"{kind}: {cover.description}")
     return _report(args, results, [], printed=True)
 
 

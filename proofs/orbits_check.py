@@ -132,6 +132,28 @@ DISTINCT_LIMIT = 20_000_000  # up to this many expected masks the distinct indic
 CONTROL_MASKS = 4096  # random masks of the limit control
 
 
+class _Seen:
+    """The labelled indices of a pass so far (when they are counted: up to :data:`DISTINCT_LIMIT`)."""
+
+    def __init__(self):
+        self.parts: list[np.ndarray] = []
+        self._count: int | None = None
+
+    def add(self, index: np.ndarray) -> None:
+        self.parts.append(index)
+        self._count = None
+
+    def count(self, extra: np.ndarray | None = None) -> int:
+        """Distinct indices so far, with ``extra`` (the current batch up to a hit) when given."""
+        if extra is None and self._count is not None:
+            return self._count
+        arrays = self.parts + ([extra] if extra is not None else [])
+        found = int(np.unique(np.concatenate(arrays)).size) if arrays else 0
+        if extra is None:
+            self._count = found
+        return found
+
+
 class _Scan:
     """One theorem's state during a pass over the enumeration (:func:`scan`)."""
 
@@ -139,7 +161,6 @@ class _Scan:
                  kind: str = CLASSES):
         self.theorem, self.n, self.ctx, self.details, self.classes, self.kind = theorem, n, ctx, details, classes, kind
         self.distinct = classes is not None and classes <= DISTINCT_LIMIT
-        self.seen: set[int] = set()
         self.checked = 0
         self.control: bool | None = None
         self.rng = np.random.default_rng(seed)
@@ -149,10 +170,11 @@ class _Scan:
     def stop(self, verdict: str, **kw) -> None:
         self.outcome = Outcome(verdict, self.checked, details=self.details, space=self.classes, **kw)
 
-    def feed(self, rows: np.ndarray, index: np.ndarray) -> None:
+    def feed(self, rows: np.ndarray, index: np.ndarray, seen: _Seen) -> None:
         if self.outcome is not None:
             return
         if self.ctx.expired():
+            self.checked = seen.count() if self.distinct else self.checked
             return self.stop(UNKNOWN, reason="timeout")
         start = time.monotonic()
         flags = np.asarray(self.theorem.flag(rows.copy()), dtype=bool)
@@ -164,12 +186,11 @@ class _Scan:
                              else "the predicate reads more of a mask than its limit")
         hits = np.flatnonzero(flags)
         upto = int(hits[0]) + 1 if hits.size else rows.shape[1]
-        if self.distinct:
-            self.seen.update(int(i) for i in index[:upto])
-            self.checked = len(self.seen)
-        else:
+        if not self.distinct:
             self.checked += upto
         if hits.size:
+            if self.distinct:
+                self.checked = seen.count(index[:upto])
             i = int(hits[0])
             mask = batch.unpack(rows[:, i:i + 1], self.n)[0]
             described = {"index": int(index[i]), "mask": mask.astype(int).tolist()} | self.theorem.explain(mask)
@@ -195,10 +216,12 @@ class _Scan:
                                    "the predicate differs between a mask and the mask of its limit")
         return ok
 
-    def finish(self) -> Outcome:
+    def finish(self, seen: _Seen) -> Outcome:
         self.details["predicate_seconds"] = round(self.seconds, 3)
         if self.outcome is not None:
             return self.outcome
+        if self.distinct:
+            self.checked = seen.count()
         if self.classes is None:  # a part of a distributed run: the combiner checks the total
             self.stop(UNKNOWN, reason=f"part: {self.checked:,} representatives checked, no hit")
         elif self.checked != self.classes:
@@ -242,7 +265,7 @@ def scan(theorems, n: int, ctxs, batches, method: str = "auto", part: tuple[int,
                            None if part else count, [n, 14], kind))
         if part:
             scans[-1].details["part"] = list(part)
-    done = 0
+    done, seen = 0, _Seen()
     for rows in batches:
         index, ok = ex.encode(n, rows, diagonal=kind == LOOPS)
         if not ok.all():
@@ -251,13 +274,15 @@ def scan(theorems, n: int, ctxs, batches, method: str = "auto", part: tuple[int,
                     s.stop(UNKNOWN, reason="the enumeration yielded a mask with a nonzero diagonal")
             break
         for s in scans:
-            s.feed(rows, index)
+            s.feed(rows, index, seen)
+        if count <= DISTINCT_LIMIT:
+            seen.add(index)
         done += rows.shape[1]
         if progress:
             progress(done, count)
         if all(s.outcome is not None for s in scans):
             break
-    return [s.finish() for s in scans]
+    return [s.finish(seen) for s in scans]
 
 
 def orbit_outcome(theorem: Theorem, n: int, ctx: Context, batches, method: str = "auto") -> Outcome:
