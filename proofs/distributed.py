@@ -178,7 +178,7 @@ def _unknown(name: str, n: int, method: str, reason: str, checked: int = 0, deta
 
 
 def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result:
-    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`; refused: unknown)."""
+    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`), or unknown."""
     from hasse.proofs.certificate_combine import combine
 
     got = sorted(p.get("details", {}).get("shard", "?") for p in parts)
@@ -325,7 +325,7 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
     """
     try:
         import dask
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, as_completed
     except ImportError:
         raise InputError(INSTALL) from None
     from hasse.proofs import fingerprint as fp
@@ -346,8 +346,7 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
                 except OSError as exc:
                     raise InputError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
             else:
-                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, worker_dashboard_address=None, silence_logs=40)
+                cluster = local_cluster(workers)
                 client = Client(cluster)
             with client:
                 address = client.scheduler.address
@@ -393,6 +392,14 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
         engine["failed"] = failed
     here = fp.source_hashes()
     return _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here)
+
+
+def local_cluster(workers: int):
+    """A ``LocalCluster`` of ``workers`` processes, one thread each, quiet, no dashboard, nothing on a fixed port."""
+    from distributed import LocalCluster
+
+    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                        worker_dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=40)
 
 
 def _allowed_failures(dask_scheduler=None):

@@ -87,11 +87,10 @@ def cluster():
     if not HAVE_DASK:
         pytest.skip(WHY)
     import cloudpickle
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # plant() runs on workers that cannot import tests/
-    with LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None,
-                      worker_dashboard_address=None, silence_logs=40) as c, Client(c) as client:
+    with dist.local_cluster(3) as c, Client(c) as client:
         yield c, client
 
 
