@@ -336,6 +336,7 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
         raise InputError(f"--workers must be >= 1, got {workers}")
     start = time.monotonic()
     deadline = None if timeout is None else time.time() + timeout
+    here = fp.source_hashes()  # the code this run speaks for: the units must have run the same
     cluster = None
     with dask.config.set({"distributed.scheduler.allowed-failures": dask.config.get(
             "distributed.scheduler.allowed-failures", 3)}):
@@ -390,7 +391,6 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
               "by_worker": _by_worker(outputs)}
     if failed:
         engine["failed"] = failed
-    here = fp.source_hashes()
     return _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here)
 
 
@@ -460,8 +460,8 @@ def _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, he
             parts = groups.get((name, m), [])
             mine = fp.fingerprint(name, here)["sha256"]
             if ran.get(name, {mine}) - {mine}:
-                r = _unknown(name, n, m, "distributed: the workers ran other code than this checkout "
-                                         "(their source fingerprint differs)")
+                r = _unknown(name, n, m, "distributed: the workers ran other code than this checkout had when "
+                                         "the run started (source fingerprint; a file edited during the run?)")
             elif orbits:
                 if n < theorem.min_n:
                     r = _unknown(name, n, m, f"the statement needs n >= {theorem.min_n}")

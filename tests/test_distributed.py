@@ -166,7 +166,7 @@ def test_a_killed_worker_changes_nothing(cluster, tmp_path):
                         on_start=kill_one, progress=lambda done, total: first_done.set())
     assert killed, "no worker was killed"
     want = one_machine("limit_is_preorder", 4)
-    assert [(r.verdict, r.checked, r.space) for r in got] == [(PROVED, 4096, 4096)]
+    assert [(r.verdict, r.checked, r.space) for r in got] == [(PROVED, 4096, 4096)], (got[0].reason, got[0].details)
     assert certified(got, tmp_path / "a.json") == certified(want, tmp_path / "b.json")
     engine = got[0].details["engine"]
     assert "failed" not in engine
@@ -235,6 +235,21 @@ def test_labelled_combiner_refuses_planted_bugs():
     assert dropped.verdict == UNKNOWN and "3 of 4 shards" in dropped.reason
     twice = dist.combine_labelled("limit_is_preorder", 3, shards[:3] + [shards[2]], 4)
     assert twice.verdict == UNKNOWN and "overlap" in twice.reason
+
+
+def test_units_that_ran_other_code_are_not_combined():
+    """A unit whose sources differ from the checkout's at the start of the run (another version, an edit) is unknown."""
+    from hasse.proofs import fingerprint as fp
+
+    work = dist.plan(["limit_is_preorder"], 3, "exhaustive", orbits=False, units=2)
+    outputs = [dist.run_unit(u) for u in work]
+    here = fp.source_hashes()
+    engine = {"name": "dask"}
+    ok = dist._combine_all(["limit_is_preorder"], 3, "exhaustive", False, 2, work, outputs, engine, 0.1, here)
+    assert ok[0].verdict == PROVED
+    outputs[1]["fingerprints"]["limit_is_preorder"] = "0" * 64
+    bad = dist._combine_all(["limit_is_preorder"], 3, "exhaustive", False, 2, work, outputs, engine, 0.1, here)
+    assert bad[0].verdict == UNKNOWN and "other code" in bad[0].reason
 
 
 # -- the command line -------------------------------------------------------------------------------------------
