@@ -182,13 +182,15 @@ def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result
     from hasse.proofs.certificate_combine import combine
 
     got = sorted(p.get("details", {}).get("shard", "?") for p in parts)
+    checked = sum(int(p.get("checked", 0)) for p in parts)
     if len(parts) != units:
         return _unknown(name, n, "exhaustive", f"distributed: {len(parts)} of {units} shards came back "
-                                               f"(combine refused)", details={"shards": got})
+                                               f"(combine refused)", checked, details={"shards": got})
     try:
         combined = combine(parts)
     except ValueError as exc:
-        return _unknown(name, n, "exhaustive", f"distributed: combine refused: {exc}", details={"shards": got})
+        return _unknown(name, n, "exhaustive", f"distributed: combine refused: {exc}", checked,
+                        details={"shards": got})
     return Result(**{k: combined[k] for k in Result.__dataclass_fields__ if k in combined})
 
 

@@ -142,6 +142,22 @@ def test_planted_refutation_same_index(cluster, monkeypatch, tmp_path):
     assert orbits.verdict == REFUTED and int(np.asarray(orbits.counterexample["mask"]).sum()) >= 5
 
 
+@needs_dask
+def test_all_theorems_both_methods_equal_one_machine(cluster):
+    """``prove all --n 3``: numbered shards, Z3 and the engine and task theorems as whole units, the witness."""
+    c, _ = cluster
+    got = dist.run_dask(list(registry.NAMES), 3, method="both", units=3, scheduler=c.scheduler_address)
+    want = [r for name in registry.NAMES for r in one_machine(name, 3, "both")]
+    key = ("theorem", "method", "verdict", "space", "counterexample")
+    assert [{k: r.to_json().get(k) for k in key} for r in got] == [{k: r.to_json().get(k) for k in key} for r in want]
+    only = [r.details.get("only") for r in got]
+    assert only == [r.details.get("only") for r in want] and any(only)
+    # checked: equal, except an existence statement's, which counts every shard up to its own first witness
+    for a, b in zip(got, want):
+        assert a.checked == b.checked or (registry.get(a.theorem).existence and a.checked >= b.checked)
+        assert (a.witness or {}).get("index") == (b.witness or {}).get("index")
+
+
 # -- the kill test ----------------------------------------------------------------------------------------------
 
 
