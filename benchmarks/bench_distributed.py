@@ -7,7 +7,7 @@ both clusters started before the clock runs (their start-up is printed apart). P
 the seconds of each run, the ratio 1-worker / 2-worker, and the measured per-worker
 rate (masks per second of one worker: masks checked / (seconds x workers) of the
 1-worker run), with the time that rate projects for n = 8 (1,793,359,192,848 classes,
-OEIS A000273) on 100 and on 1,000 workers. The projection only scales the measured
+OEIS A000273; with ``--labelled``, 2^56 masks) on 100 and on 1,000 workers. The projection only scales the measured
 rate: at n = 6 a unit's fixed costs are small beside its masks, but a mask of size 8
 costs more than one of size 6 in every predicate (so the real time is longer), and
 nauty's ``geng res/mod`` parts are uneven at small n (at n = 6 only 4 parts are
@@ -81,10 +81,11 @@ def main(argv=None) -> int:
     print(f"  scaling: 1 worker / 2 workers = {ratio:.2f}x (2.00x would be perfect)")
     print(f"  per-worker rate: {rate:,.0f} {unit}/s ({len(names)} theorems each)")
     projection = {}
+    target, named = (N8_CLASSES, "classes") if orbits else (2 ** 56, "labelled masks")
     for w in (100, 1000):
-        seconds = N8_CLASSES / (rate * w)
+        seconds = target / (rate * w)
         projection[w] = seconds
-        print(f"  n = 8 ({N8_CLASSES:,} classes) on {w:>5,} workers at this rate: {seconds:,.0f} s "
+        print(f"  n = 8 ({target:,} {named}) on {w:>5,} workers at this rate: {seconds:,.0f} s "
               f"({seconds / 3600:,.1f} h at the n = {args.n} rate)")
     write_rows(args.json, {"run": what, "units": args.units, "rows": rows, "ratio": ratio, "rate": rate,
                            "n8_seconds": projection})

@@ -22,13 +22,14 @@ theorem and method:
   are not numbered) is one unit of its own, run in full on a worker.
 
 Failures: a worker that dies loses its running units, and the scheduler runs them
-again on the other workers (``distributed.scheduler.allowed-failures`` times at most);
-how many runs that took is read from the scheduler's transition log
-(:func:`_reruns`). A unit that fails for good, or a run past its deadline, leaves
+again on the other workers (a unit may be lost with ``distributed.scheduler.allowed-failures``
+workers at most); the re-assignments are read from the scheduler's transition log
+(:func:`reruns`), the units that began more than once from their start markers
+(:func:`started`). A unit that fails for good, or a run past its deadline, leaves
 its parts missing, and the combination is then ``unknown`` (never proved).
 
-Dask is imported only inside :func:`run_dask` and :func:`reruns`: the rest of the kit
-works without it (``pip install 'hasse-attention[dist]'``).
+Dask is imported only inside functions (:func:`run_dask`, :func:`local_cluster`, …):
+the rest of the kit works without it (``pip install 'hasse-attention[dist]'``).
 
 >>> [u.label for u in plan(["limit_is_preorder"], 4, "both", orbits=False, units=2)]
 ['shard/0/2/exhaustive/limit_is_preorder', 'shard/1/2/exhaustive/limit_is_preorder', 'whole/whole/z3/limit_is_preorder']
@@ -340,6 +341,7 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
     deadline = None if timeout is None else time.time() + timeout
     here = fp.source_hashes()  # the code this run speaks for: the units must have run the same
     cluster = None
+    # a local scheduler reads it as it starts: Dask's default (3) unless the user's Dask configuration says otherwise
     with dask.config.set({"distributed.scheduler.allowed-failures": dask.config.get(
             "distributed.scheduler.allowed-failures", 3)}):
         try:
