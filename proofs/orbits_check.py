@@ -104,9 +104,10 @@ def orbit_batches(n: int, method: str = "auto", kind: str = CLASSES,
     from hasse.solvers import orbits, preorders
 
     if kind == LIMITS:
-        for j, rows in enumerate(preorders.preorder_masks(n)):
-            if part is None or j % part[1] == part[0]:
-                yield rows
+        for rows in preorders.preorder_masks(n):
+            mine = rows if part is None else np.ascontiguousarray(rows[:, part[0]::part[1]])
+            if mine.shape[1]:
+                yield mine
         return
     for rows in orbits.orbit_masks(n, method, part=part):
         if kind == CLASSES:

@@ -29,8 +29,10 @@ was used, whether it is exact, and a one-line description for certificates.
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
@@ -131,11 +133,20 @@ def decode_digraph6(lines: bytes, n: int) -> np.ndarray:
 def _nauty(n: int, batch_size: int, part: tuple[int, int] | None) -> Iterator[np.ndarray]:
     geng, directg = nauty_programs()
     width = 3 + (n * n + 5) // 6
-    split = [f"{part[0]}/{part[1]}"] if part else []  # geng's res/mod: the graphs of part res of mod
-    first = subprocess.Popen([geng, "-q", str(n), *split], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    second = subprocess.Popen([directg, "-q"], stdin=first.stdout, stdout=subprocess.PIPE,
-                              stderr=subprocess.DEVNULL)
-    first.stdout.close()  # directg owns the pipe now
+    if part is None:
+        first = subprocess.Popen([geng, "-q", str(n)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        source, feed = first.stdout, None
+    else:  # this part's simple graphs (n = 7: 1,044 graphs; n = 8: 12,346), each oriented by directg
+        first = subprocess.run([geng, "-q", str(n)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=True)
+        graphs = first.stdout.splitlines(keepends=True)
+        feed = tempfile.NamedTemporaryFile("wb", suffix=".g6", delete=False)
+        feed.write(b"".join(graphs[part[0]::part[1]]))  # round robin in geng's order
+        feed.close()
+        source = subprocess.DEVNULL
+    second = subprocess.Popen([directg, "-q", *([feed.name] if feed else [])], stdin=source,
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    if feed is None:
+        first.stdout.close()  # directg owns the pipe now
     try:
         while True:
             chunk = second.stdout.read(width * batch_size)
@@ -144,12 +155,15 @@ def _nauty(n: int, batch_size: int, part: tuple[int, int] | None) -> Iterator[np
             yield decode_digraph6(chunk, n)
     finally:
         second.stdout.close()
-        for proc in (second, first):
+        for proc in (second,) + ((first,) if feed is None else ()):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
-    if second.returncode not in (0, None) or first.returncode not in (0, None):
-        raise RuntimeError(f"nauty exited with status {first.returncode} | {second.returncode}")
+        if feed is not None:
+            os.unlink(feed.name)
+    status = (second.returncode,) + ((first.returncode,) if feed is None else ())
+    if any(code not in (0, None) for code in status):
+        raise RuntimeError(f"nauty exited with status {' | '.join(map(str, status))}")
 
 
 def _bit_position(n: int, q: int, k: int) -> int:
@@ -230,8 +244,9 @@ def orbit_masks(n: int, method: str = "auto", batch_size: int = 1 << 16,
     ``method``: ``"nauty"``, ``"fallback"`` or ``"auto"`` (nauty when installed).
     Exactly one mask per class unless :func:`cover` says otherwise (fallback, n = 6).
     ``part = (i, k)``: only the i-th of k disjoint parts, whose union is the whole
-    enumeration (nauty: ``geng n i/k``, which splits the simple graphs; fallback: every
-    k-th batch from the i-th) -- the work units of a distributed run.
+    enumeration, balanced (nauty: the simple graphs ``j`` of geng's output with
+    ``j % k == i``, each oriented by directg; fallback: the masks ``j`` of each batch with
+    ``j % k == i``) -- the work units of a distributed run.
     Raises InputError for an unknown method, nauty asked for and missing, n too
     large for the fallback, or a part outside ``0 <= i < k``.
 
@@ -253,9 +268,10 @@ def orbit_masks(n: int, method: str = "auto", batch_size: int = 1 << 16,
         batches = (np.ascontiguousarray(every[:, s:s + batch_size]) for s in range(0, every.shape[1], batch_size))
     else:
         batches = _extension(n, batch_size)
-    for j, rows in enumerate(batches):
-        if part is None or j % part[1] == part[0]:
-            yield rows
+    for rows in batches:
+        mine = rows if part is None else np.ascontiguousarray(rows[:, part[0]::part[1]])
+        if mine.shape[1]:
+            yield mine
 
 
 @lru_cache(maxsize=16)
