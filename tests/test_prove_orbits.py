@@ -92,6 +92,37 @@ def test_invariant_theorems_give_the_same_flag_on_relabelled_masks(name):
         assert flags_agree_under_relabelling(t.flag, n, rng, diagonal=t.diagonal), (name, n)
 
 
+ENGINE_FLAGS = [x for x in registry.ENGINE_THEOREMS if registry.get(x).flag is not None]
+
+
+@pytest.mark.parametrize("name", ENGINE_FLAGS)
+def test_engine_theorems_agree_on_relabelled_masks_but_stay_refused(name):
+    """The engine theorems pass the same random relabelling check; it cannot make them eligible (next test)."""
+    t = registry.get(name)
+    rng = np.random.default_rng(14)
+    for n in (3, 4, 5):
+        assert flags_agree_under_relabelling(t.flag, n, rng, count=24), (name, n)
+    assert oc.refusal(t) is not None and "could treat positions differently" in oc.refusal(t)
+
+
+def test_a_position_dependent_engine_bug_is_what_the_refusal_guards_against(monkeypatch):
+    """A bug in the engine that only a labelling triggers: the class representative misses it, the labels do not."""
+    from hasse.theory import sparse
+
+    real = sparse.sparse_realisation
+
+    def buggy(mask):  # wrong only when position 0 attends position n-1 and nothing else attends n-1
+        out = np.array(real(mask), dtype=bool)
+        m = np.asarray(mask, dtype=bool)
+        if m[0, -1] and m[:, -1].sum() == 1:
+            out[0, 0] = False
+        return out
+
+    monkeypatch.setattr(sparse, "sparse_realisation", buggy)
+    t = registry.get("engine_matches_definitions")
+    assert not flags_agree_under_relabelling(t.flag, 4, np.random.default_rng(3), count=48)
+
+
 def test_the_invariance_check_fires_on_a_planted_non_invariant_predicate():
     def position_zero_attends(rows):  # M[0, 1]: depends on which position is called 0
         return (rows[0] & 2) != 0
