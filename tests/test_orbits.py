@@ -18,6 +18,7 @@ import textwrap
 import numpy as np
 import pytest
 
+from hasse.solvers import exhaustive as ex
 from hasse.solvers import orbits
 from hasse.theory import batch
 from hasse.theory.errors import InputError
@@ -194,3 +195,21 @@ def test_planted_canonical_filter_is_caught(monkeypatch):
     finally:
         monkeypatch.undo()
         orbits.canonical_indices.cache_clear()
+
+
+@needs_nauty
+@pytest.mark.slow
+def test_nauty_size_7_count_by_parts():
+    """n = 7 (about 15 minutes): the parts of a distributed run add up to A000273(7), and none is empty."""
+    sizes = [sum(rows.shape[1] for rows in orbits.orbit_masks(7, "nauty", part=(i, 3))) for i in range(3)]
+    assert sum(sizes) == 882033440 and min(sizes) > 0
+
+
+@needs_nauty
+@pytest.mark.parametrize("n", [4, 5, 6])
+def test_nauty_parts_partition_the_classes(n):
+    whole = np.sort(np.concatenate([ex.encode(n, rows)[0] for rows in orbits.orbit_masks(n, "nauty")]))
+    parts = [np.concatenate([ex.encode(n, r)[0] for r in orbits.orbit_masks(n, "nauty", part=(i, 5))] or
+                            [np.zeros(0, np.int64)]) for i in range(5)]
+    assert all(p.size for p in parts)  # balanced enough that no part is empty
+    assert np.array_equal(np.sort(np.concatenate(parts)), whole)  # disjoint, and together every class
