@@ -112,9 +112,23 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit:,} more characters)"
 
 
+def relabelling(theorem: Theorem) -> str | None:
+    """The statement sheet's line on relabelling positions (``hasse prove --orbits``, issue 14), or None."""
+    if theorem.invariant:
+        return f"Invariant under relabelling positions (so --orbits checks one mask per class): {theorem.invariant}."
+    if theorem.limit_only:
+        return (f"Not invariant under relabelling ({theorem.not_invariant}); but the predicate reads a mask only "
+                f"through its limit "
+                f"(so --orbits checks every labelled preorder): {theorem.limit_only}.")
+    if theorem.not_invariant:
+        return f"Not invariant under relabelling (so --orbits is refused): {theorem.not_invariant}."
+    return None
+
+
 def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
     """``python -m hasse.proofs.<name>``: exit 0 proved, 1 refuted, 3 unknown, 2 bad input."""
-    parser = argparse.ArgumentParser(prog=f"python -m hasse.proofs.{theorem.name}", description=theorem.statement)
+    parser = argparse.ArgumentParser(prog=f"python -m hasse.proofs.{theorem.name}", description=theorem.statement,
+                                     epilog=relabelling(theorem))
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--method", choices=(*METHODS, "both"), default="both")
     parser.add_argument("--timeout", type=float, help="seconds per method")

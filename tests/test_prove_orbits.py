@@ -92,6 +92,18 @@ def test_invariant_theorems_give_the_same_flag_on_relabelled_masks(name):
         assert flags_agree_under_relabelling(t.flag, n, rng, diagonal=t.diagonal), (name, n)
 
 
+@pytest.mark.parametrize("name", LEVEL)
+def test_the_statement_sheet_says_why(name, capsys):
+    from hasse.proofs.cli import script_main
+
+    t = registry.get(name)
+    with pytest.raises(SystemExit):
+        script_main(t, ["--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    why = t.invariant or t.limit_only or t.not_invariant
+    assert "relabelling" in text and " ".join(why.split())[:60] in text
+
+
 ENGINE_FLAGS = [x for x in registry.ENGINE_THEOREMS if registry.get(x).flag is not None]
 
 
