@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import itertools
 import os
+import queue
 import shutil
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterator
@@ -147,18 +149,41 @@ def _nauty(n: int, batch_size: int, part: tuple[int, int] | None) -> Iterator[np
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     if feed is None:
         first.stdout.close()  # directg owns the pipe now
+    chunks: queue.Queue = queue.Queue(maxsize=4)
+    stop = threading.Event()
+
+    def read() -> None:  # keeps directg writing while the caller computes (a pipe holds only 64 KiB)
+        try:
+            while not stop.is_set():
+                chunk = second.stdout.read(width * batch_size)
+                while not stop.is_set():
+                    try:
+                        chunks.put(chunk, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if not chunk:
+                    return
+        except (OSError, ValueError):  # the pipe closed under us: the caller stopped early
+            if not stop.is_set():
+                chunks.put(b"")
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
     try:
         while True:
-            chunk = second.stdout.read(width * batch_size)
+            chunk = chunks.get()
             if not chunk:
                 break
             yield decode_digraph6(chunk, n)
     finally:
-        second.stdout.close()
+        stop.set()
         for proc in (second,) + ((first,) if feed is None else ()):
             if proc.poll() is None:
                 proc.kill()
             proc.wait()
+        reader.join()
+        second.stdout.close()
         if feed is not None:
             os.unlink(feed.name)
     status = (second.returncode,) + ((first.returncode,) if feed is None else ())
