@@ -37,7 +37,7 @@ examples:
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --workers 2
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
   hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
-  hasse prove all --n 6 --orbits        one mask per isomorphism class (invariant theorems only)
+  hasse prove all --n 6 --orbits        one mask per isomorphism class (every mask-level theorem)
   hasse prove limit_is_preorder --n 6 --method exhaustive --engine dask --workers 4 --certificate full.json
   hasse prove all --n 6 --orbits --engine dask --scheduler tcp://10.0.0.5:8786 --units 64
 
@@ -77,7 +77,8 @@ def register(sub) -> None:
     p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
     p.add_argument("--orbits", action="store_true",
                    help="exhaustive over one mask per isomorphism class (nauty, else a fallback up to n = 6); "
-                        "only theorems invariant under relabelling positions")
+                        "for theorems invariant under relabelling positions; sparse_realisation_keeps_hasse runs over "
+                        "every labelled preorder instead (design.md §5, Orbits)")
     p.add_argument("--combine", nargs="+", metavar="CERT",
                    help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
@@ -178,12 +179,11 @@ def run_orbits(args) -> int:
     table = verdict_columns(theorems, args.n, orbits_check.METHOD)
     if not args.json:
         say(table.header())
-    ctxs = [Context(timeout=args.timeout) for _ in theorems]
-    label = f"{theorems[0].name if len(theorems) == 1 else f'{len(theorems)} theorems'} n={args.n} orbits"
     if getattr(args, "engine", "local") == "dask":
         results = run_engine(args, [t.name for t in theorems], "exhaustive", orbits=True)
     else:
-        results = orbits_check.run_many(theorems, args.n, ctxs,
+        label = f"{theorems[0].name if len(theorems) == 1 else f'{len(theorems)} theorems'} n={args.n} orbits"
+        results = orbits_check.run_many(theorems, args.n, [Context(timeout=args.timeout) for _ in theorems],
                                         progress=None if args.json else progress_callback(label))
     clear_progress()
     if not args.json:

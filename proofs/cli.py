@@ -118,8 +118,7 @@ def relabelling(theorem: Theorem) -> str | None:
         return f"Invariant under relabelling positions (so --orbits checks one mask per class): {theorem.invariant}."
     if theorem.limit_only:
         return (f"Not invariant under relabelling ({theorem.not_invariant}); but the predicate reads a mask only "
-                f"through its limit "
-                f"(so --orbits checks every labelled preorder): {theorem.limit_only}.")
+                f"through its limit (so --orbits checks every labelled preorder): {theorem.limit_only}.")
     if theorem.not_invariant:
         return f"Not invariant under relabelling (so --orbits is refused): {theorem.not_invariant}."
     return None

@@ -17,7 +17,7 @@ theorem and method:
   the same enumerator in each, the relabelling control passed, and counts that add
   up to :func:`proofs.orbits_check.expected` exactly (else ``unknown``, "scan
   incomplete"); a hit from the lowest part index wins and is re-checked by
-  ``theorem.flag`` on its mask;
+  ``theorem.recheck`` (the re-check of certificates);
 - every other check (Z3, the engine and task theorems' exhaustive checks, which
   are not numbered) is one unit of its own, run in full on a worker.
 
@@ -203,16 +203,15 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
     a crash, a failed relabelling control); the relabelling control ran and passed
     in at least one part; without a hit, the parts' counts add up to
     ``orbits_check.expected(n)`` exactly. A hit (a counterexample, or the witness of an
-    existence statement) from the lowest part index wins, once ``theorem.flag`` flags
-    its mask again and the mask has the index it claims.
+    existence statement) from the lowest part index wins, once ``theorem.recheck``
+    (the re-check of certificates: index, predicate, independent confirmation) accepts it.
     """
     from hasse.proofs import orbits_check, registry
 
     theorem = registry.get(name)
-    kind = orbits_check.kind_of(theorem) if hasattr(orbits_check, "kind_of") else None
-    args = (n, method) if kind is None else (n, method, kind)  # kind: the enumeration of the theorem
-    total = orbits_check.expected(*args)
-    cover = orbits_check.enumeration(*args)
+    kind = orbits_check.kind_of(theorem)  # the enumeration of the theorem
+    total = orbits_check.expected(n, method, kind)
+    cover = orbits_check.enumeration(n, method, kind)
     METHOD = orbits_check.METHOD
 
     def refuse(reason: str, checked: int = 0) -> Result:
@@ -265,7 +264,7 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
                 versions=ordered[0].get("versions") or {}, space=total)
     if hits:
         i, p, (kind, obj) = hits[0]
-        why = _recheck(theorem, n, obj, diagonal=bool(theorem.diagonal))
+        why = theorem.recheck(kind, n, obj)  # the labelled re-check of certificates (index, flag, confirm)
         if why:
             return refuse(f"distributed: the {kind} of part {i}/{units} does not re-check: {why}", checked)
         return Result(verdict=p["verdict"], details=details | {"complete": False, "hit_part": i},
@@ -284,31 +283,6 @@ def _hit(theorem, p: dict) -> tuple[str, dict] | None:
         return "counterexample", p["counterexample"]
     if p.get("verdict") == PROVED and theorem.existence and p.get("witness"):
         return "witness", p["witness"]
-    return None
-
-
-def _recheck(theorem, n: int, obj: dict, diagonal: bool = False) -> str | None:
-    """Why the flagged mask ``obj`` (``mask`` rows, ``index``) does not hold up (None: ``theorem.flag`` flags it).
-
-    ``diagonal``: the mask may have loops (numbered with its diagonal), else its diagonal must be zero.
-    """
-    import numpy as np
-
-    from hasse.solvers import exhaustive as ex
-    from hasse.theory import batch
-
-    try:
-        mask = np.asarray(obj["mask"], dtype=bool)
-    except (KeyError, TypeError, ValueError):
-        return "no mask"
-    if mask.shape != (n, n) or (not diagonal and mask[np.arange(n), np.arange(n)].any()):
-        return f"not a {'' if diagonal else 'zero-diagonal '}mask of size {n}"
-    rows = batch.pack(mask[None])
-    index, ok = ex.encode(n, rows, diagonal=True) if diagonal else ex.encode(n, rows)
-    if not ok.all() or int(index[0]) != obj.get("index"):
-        return f"the mask has index {int(index[0]):,}, not {obj.get('index')!r}"
-    if not bool(np.asarray(theorem.flag(rows.copy()), dtype=bool)[0]):
-        return "the predicate does not flag it"
     return None
 
 

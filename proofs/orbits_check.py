@@ -286,11 +286,6 @@ def scan(theorems, n: int, ctxs, batches, method: str = "auto", part: tuple[int,
     return [s.finish(seen) for s in scans]
 
 
-def orbit_outcome(theorem: Theorem, n: int, ctx: Context, batches, method: str = "auto") -> Outcome:
-    """``theorem.flag`` over the masks in ``batches``: a verdict for every mask by the cover argument."""
-    return scan([theorem], n, [ctx], batches, method, progress=ctx.progress, kind=kind_of(theorem) or CLASSES)[0]
-
-
 def refusal(theorem: Theorem) -> str | None:
     """Why ``theorem`` cannot run with ``--orbits`` (one line), or None."""
     if kind_of(theorem) is not None:
