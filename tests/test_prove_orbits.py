@@ -378,3 +378,14 @@ def test_preorder_counts(n):
     assert np.unique(index).size == PREORDERS[n]
     for r in rows[:3]:  # each is the zero-diagonal mask of a preorder: its own limit
         assert np.array_equal(batch.closure(r) & ~batch.identity(n, r.shape[1]), r)
+
+
+def test_the_count_only_path_of_n_7_is_never_proved_on_a_short_enumeration(monkeypatch):
+    """Above DISTINCT_LIMIT (n = 7) masks are counted, not deduplicated: a dropped one is still caught."""
+    monkeypatch.setattr(oc, "DISTINCT_LIMIT", 0)
+    t = registry.get("limit_is_preorder")
+    batches = oc.collect(4)
+    whole = oc.run_orbits(t, 4, Context(), batches=batches)
+    assert whole.verdict == PROVED and whole.checked == 218 and "nauty" in whole.details["completeness"]
+    short = oc.run_orbits(t, 4, Context(), batches=[batches[0][:, 1:], *batches[1:]])
+    assert short.verdict == UNKNOWN and "checked 217 masks of the 218" in short.reason
