@@ -30,7 +30,7 @@ TORCH ?= $(shell command -v nvidia-smi >/dev/null 2>&1 && echo torch==2.13.0 || 
 # that one message is silenced. Any other build warning still prints.
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q '$(TORCH)'
