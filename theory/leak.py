@@ -28,7 +28,7 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from hasse.theory.bitset import neighbour_lists, transpose
+from hasse.theory.bitset import transpose
 from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows, apply_empty_row_policy
 from hasse.theory.mask import as_mask
 from hasse.theory.order import LimitOrder, mask_to_order
@@ -180,51 +180,120 @@ def nearest_sources(
 
 
 def _propagated_paths(mask, held, pending) -> dict[tuple[int, int], tuple[int, ...]]:
-    """Level-synchronous propagation of colour bitsets until every pending pair is reached."""
-    n = mask.shape[0]
-    wanted = sorted({c for _, c in pending})
-    bit = {c: 1 << i for i, c in enumerate(wanted)}
-    start = []
-    for cs in held:
-        b = 0
+    """Shortest witness paths for the pending pairs: one bidirectional search per pair on bitset rows.
+
+    For a pair ``(p, c)``, ``F_a`` (the positions within ``a`` hops downstream of the
+    holders of ``c``) and ``B_b`` (within ``b`` hops upstream of ``p``) grow one level at
+    a time, the side with fewer positions to expand first (a colour's forward levels
+    are shared by its pairs); the first ``a + b`` with ``F_a & B_b`` nonempty is the
+    depth ``d``. The path is then taken back from ``p`` by the rule of
+    :func:`nearest_sources`: the smallest attended position one hop nearer the holders,
+    which is the smallest attended position of ``F_i`` (``i < a``), or of level ``i`` of
+    the shortest-path DAG (``F_a & B_b``, then ``succ(level) & B_(d-i)`` for ``i > a``).
+    A level costs one OR of ``n / 64`` words per position it expands (numpy for wide
+    levels), never a loop over edges: a pair costs what its two balls hold.
+    """
+    pred, succ = _BitRows(mask), _BitRows(transpose(mask))
+    holders: dict[int, int] = {}
+    for v, cs in enumerate(held):
         for c in cs:
-            b |= bit.get(c, 0)
-        start.append(b)
-    preds = neighbour_lists(mask)
-    succ = neighbour_lists(transpose(mask))
-    seen = list(start)
-    levels = [{v: b for v, b in enumerate(start) if b}]  # levels[d][v]: colours first reaching v at depth d
-    todo = {}
+            holders[c] = holders.get(c, 0) | (1 << v)
+    by_colour: dict[int, list[int]] = {}
     for p, c in pending:
-        todo.setdefault(p, 0)
-        todo[p] |= bit[c]
-    while todo and levels[-1]:
-        incoming: dict[int, int] = {}
-        for k, b in levels[-1].items():
-            for q in succ[k].tolist():
-                incoming[q] = incoming.get(q, 0) | b
-        frontier = {}
-        for q, b in incoming.items():
-            b &= ~seen[q]
-            if b:
-                seen[q] |= b
-                frontier[q] = b
-                if q in todo:
-                    todo[q] &= ~b
-                    if not todo[q]:
-                        del todo[q]
-        levels.append(frontier)
+        by_colour.setdefault(c, []).append(p)
     out = {}
-    for p, c in pending:
-        b = bit[c]
-        depth = next(d for d, level in enumerate(levels) if level.get(p, 0) & b)
-        path = [p]
-        for d in range(depth - 1, -1, -1):
-            cur = path[-1]
-            step = next(u for u in preds[cur].tolist() if levels[d].get(u, 0) & b)
-            path.append(step)
-        out[(p, c)] = tuple(reversed(path))
+    for c, positions in by_colour.items():
+        forward = _Ball(holders.get(c, 0), succ)  # shared by the pairs of colour c, dropped after them
+        for p in positions:
+            path = _witness(forward, _Ball(1 << p, pred), p, pred, succ)
+            if path is not None:
+                out[(p, c)] = path
     return out
+
+
+class _BitRows:
+    """The off-diagonal rows of a square Boolean matrix as bitsets (``ints``) and as packed 64-bit words."""
+
+    WIDE = 24  # from this many rows on, their OR is one numpy reduction (faster than bigint ORs, measured)
+
+    def __init__(self, matrix: np.ndarray):
+        n = matrix.shape[0]
+        self.nbytes = 8 * max(1, (n + 63) // 64)
+        packed = np.zeros((n, self.nbytes), dtype=np.uint8)
+        packed[:, : (n + 7) // 8] = np.packbits(np.asarray(matrix, dtype=bool), axis=1, bitorder="little")
+        q = np.arange(n)
+        packed[q, q >> 3] &= ~(np.uint8(1) << (q & 7).astype(np.uint8))  # no self-loops
+        self.ints = [int.from_bytes(row.tobytes(), "little") for row in packed]
+        self.words = packed.view(np.uint64)
+
+    def union(self, x: int) -> int:
+        """The OR of the rows whose indices are the bits of ``x``."""
+        if x.bit_count() < self.WIDE:
+            acc = 0
+            while x:
+                low = x & -x
+                acc |= self.ints[low.bit_length() - 1]
+                x ^= low
+            return acc
+        index = np.flatnonzero(np.unpackbits(np.frombuffer(x.to_bytes(self.nbytes, "little"), dtype=np.uint8),
+                                             bitorder="little"))
+        return int.from_bytes(np.bitwise_or.reduce(self.words[index], axis=0).tobytes(), "little")
+
+
+class _Ball:
+    """``within[d]``: the positions at most ``d`` hops from ``start`` along ``rows``, grown on demand."""
+
+    def __init__(self, start: int, rows: _BitRows):
+        self.within, self.fresh, self.rows, self.done = [start], start, rows, False
+
+    def can_grow(self, level: int) -> bool:
+        return level + 1 < len(self.within) or not self.done
+
+    def cost(self, level: int) -> int:
+        """What reaching ``level + 1`` costs: 0 when grown already, else the rows to OR."""
+        return 0 if level + 1 < len(self.within) else self.fresh.bit_count()
+
+    def grow(self, level: int) -> int | None:
+        """``within[level + 1]``, computed if need be; None when the ball stopped growing."""
+        if level + 1 == len(self.within) and not self.done:
+            new = self.rows.union(self.fresh) & ~self.within[-1]
+            if new:
+                self.within.append(self.within[-1] | new)
+                self.fresh = new
+            else:
+                self.done = True
+        return self.within[level + 1] if level + 1 < len(self.within) else None
+
+
+def _witness(forward: _Ball, backward: _Ball, p: int, pred: _BitRows, succ: _BitRows) -> tuple[int, ...] | None:
+    """The shortest path (holder -> … -> ``p``) that :func:`_propagated_paths` describes; None if none."""
+    a = b = 0
+    ahead, behind = forward.within[0], backward.within[0]
+    while not ahead & behind:
+        more_ahead, more_behind = forward.can_grow(a), backward.can_grow(b)
+        if not (more_ahead or more_behind):
+            return None
+        if more_ahead and (not more_behind or forward.cost(a) <= backward.cost(b)):
+            grown = forward.grow(a)
+            if grown is not None:
+                a, ahead = a + 1, grown
+        else:
+            grown = backward.grow(b)
+            if grown is not None:
+                b, behind = b + 1, grown
+    depth = a + b
+    levels = forward.within[:a]
+    level = ahead & behind  # level a of the shortest-path DAG: hop distance a from the holders, b to p
+    levels.append(level)
+    for i in range(a + 1, depth):
+        level = succ.union(level) & backward.within[depth - i]
+        levels.append(level)
+    path, cur = [p], p
+    for i in range(depth - 1, -1, -1):
+        step = pred.ints[cur] & levels[i]
+        cur = (step & -step).bit_length() - 1
+        path.append(cur)
+    return tuple(reversed(path))
 
 
 def key_only_json(key_only, kind: str = "") -> dict:

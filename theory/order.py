@@ -14,11 +14,12 @@ The engine (:func:`mask_to_order`) works on bitset rows (:mod:`theory.bitset`):
    The positions taken are exactly the covering classes (the Hasse edges), so
    closure and transitive reduction come out of one pass of
    O((n + |Hasse edges|) · n / 64) word operations;
-3. the convergence depth ``L*`` = the largest finite hop distance: 0 or 1 for a
-   dense mask (no all-pairs work); for an acyclic mask a dynamic programme on
-   distance rows in topological order (O(m · n) on small integers, rows freed
-   as soon as their last reader is done); otherwise level-synchronous frontier
-   propagation (:func:`theory.reach.propagate`).
+3. the convergence depth ``L*`` = the largest finite hop distance, computed when
+   first asked for (the leak checks never ask): 0 or 1 for a dense mask (no
+   all-pairs work); for an acyclic mask a dynamic programme on distance rows in
+   topological order (O(m · n) on small integers, rows freed as soon as their last
+   reader is done); otherwise level-synchronous frontier propagation
+   (:func:`theory.reach.propagate`).
 
 Memory stays a small multiple of ``n²`` bits.
 """
@@ -26,7 +27,7 @@ Memory stays a small multiple of ``n²`` bits.
 from __future__ import annotations
 
 import heapq
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
@@ -54,8 +55,19 @@ class LimitOrder:
     closure_rows: tuple[int, ...]  # per class: bit i set iff position perm[i] is upstream of the class
     perm: np.ndarray | None  # bit numbering of closure_rows: bit i is position perm[i] (None: identity)
     dense: bool
-    convergence_depth: int
     height: int
+    depth_from: int | tuple[int, ...] = field(default=0, repr=False, compare=False)  # L*, or the mask rows it comes from
+
+    @cached_property
+    def convergence_depth(self) -> int:
+        """``L*``, the largest finite hop distance. Computed on first use from a packed copy of the mask
+        (``depth_from``): the leak checks need the closure, not ``L*`` (O(edges · n) on a sparse acyclic mask)."""
+        if isinstance(self.depth_from, int):
+            return self.depth_from
+        mask = unpack_rows(list(self.depth_from), self.n)
+        if len(self.classes) == self.n:
+            return _acyclic_depth(mask if self.perm is None else mask[np.ix_(self.perm, self.perm)])
+        return propagate(mask).depth
 
     @cached_property
     def internal_index(self) -> list[int]:
@@ -256,10 +268,6 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
             levels[c] = 1 + max(levels[b] for b in lower[c])
     height = max(levels)
 
-    if dense:
-        depth = 1 if np.count_nonzero(mask) > np.count_nonzero(np.diagonal(mask)) else 0
-    elif len(topo_classes) == n:
-        depth = _acyclic_depth(mask_topo)
-    else:
-        depth = propagate(mask).depth
-    return LimitOrder(n, classes, class_of, edges, closure_rows, None if identity else perm, dense, depth, height)
+    # L*: 0 or 1 for a dense mask; otherwise computed when first asked for (LimitOrder.convergence_depth)
+    depth = (1 if np.count_nonzero(mask) > np.count_nonzero(np.diagonal(mask)) else 0) if dense else tuple(pred)
+    return LimitOrder(n, classes, class_of, edges, closure_rows, None if identity else perm, dense, height, depth)
