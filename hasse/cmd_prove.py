@@ -38,6 +38,7 @@ examples:
   hasse prove reach_stable_by_n_minus_1 --n 6 --method exhaustive --shard 0/8 --certificate part0.json
   hasse prove reach_stable_by_n_minus_1 --n 6 --combine part*.json --certificate full.json
   hasse prove all --n 6 --orbits        one mask per isomorphism class (every mask-level theorem)
+  hasse prove limit_is_preorder --n 6 --orbits --shard 0/3 --certificate orbits0.json   (then --combine)
   hasse prove limit_is_preorder --n 6 --method exhaustive --engine dask --workers 4 --certificate full.json
   hasse prove all --n 6 --orbits --engine dask --scheduler tcp://10.0.0.5:8786 --units 64
 
@@ -70,7 +71,8 @@ def register(sub) -> None:
     p.add_argument("--method", choices=("exhaustive", "z3", "both"), default="both")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds per theorem and method (unknown after)")
     p.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks (default 1)")
-    p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts")
+    p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts (with --orbits: "
+                                                  "part i of k of the enumeration)")
     p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
@@ -80,7 +82,8 @@ def register(sub) -> None:
                         "for theorems invariant under relabelling positions; sparse_realisation_keeps_hasse runs over "
                         "every labelled preorder instead (design.md §5, Orbits)")
     p.add_argument("--combine", nargs="+", metavar="CERT",
-                   help="combine the certificates of exhaustive shards (of NAME at --n) instead of running")
+                   help="combine the certificates of exhaustive shards or --orbits parts (of NAME at --n) "
+                        "instead of running")
     p.add_argument("--engine", choices=("local", "dask"), default="local",
                    help="local: this process (and --workers); dask: work units on Dask workers "
                         "(pip install 'hasse-attention[dist]')")
@@ -153,8 +156,12 @@ def run_orbits(args) -> int:
     from hasse.proofs.certificate import refuse_overwrite
     from hasse.proofs.theorem import Context
 
-    for flag, given in (("--shard", args.shard), ("--combine", args.combine),
-                        ("--method z3", args.method == "z3"),
+    from hasse.proofs.cli import parse_shard
+
+    if args.combine:
+        raise InputError("--orbits does not combine with --combine (--combine reads the method from the "
+                         "certificates: drop --orbits)")
+    for flag, given in (("--method z3", args.method == "z3"),
                         ("--workers", args.workers != 1 and getattr(args, "engine", "local") != "dask")):
         if given:
             raise InputError(f"--orbits does not combine with {flag}")
@@ -184,7 +191,8 @@ def run_orbits(args) -> int:
     else:
         label = f"{theorems[0].name if len(theorems) == 1 else f'{len(theorems)} theorems'} n={args.n} orbits"
         results = orbits_check.run_many(theorems, args.n, [Context(timeout=args.timeout) for _ in theorems],
-                                        progress=None if args.json else progress_callback(label))
+                                        progress=None if args.json else progress_callback(label),
+                                        part=parse_shard(args.shard))  # --shard i/k: part (i, k), for --combine
     clear_progress()
     if not args.json:
         for r in results:

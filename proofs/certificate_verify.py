@@ -6,7 +6,10 @@ for every result:
 
 1. checks what it claims without running anything (:func:`proofs.certificate_claims.claim_problems`:
    the class size recomputed from ``n``, ``checked`` against the range, the
-   counterexample or witness re-checked by the theorem);
+   counterexample or witness re-checked by the theorem; an ``--orbits`` result's content,
+   ``details.digest``, recomputed from this checkout's enumeration, for the whole
+   enumeration, its part, or each part it combines — inconclusive when this checkout
+   enumerates otherwise, nauty there and not here);
 2. compares its ``fingerprint`` with this checkout's sources (a mismatch names the
    files that differ, from the certificate's ``sources``) and its kit version with
    this kit's;
@@ -32,7 +35,7 @@ from dataclasses import dataclass, field
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
 from hasse.proofs.certificate import read_certificate
-from hasse.proofs.certificate_claims import claim_problems, hit_of
+from hasse.proofs.certificate_claims import ORBITS, claim_problems, hit_of, is_part, orbit_unavailable
 from hasse.proofs.theorem import UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex
 from hasse.theory.errors import clip
@@ -92,10 +95,14 @@ def verify(path: str, fraction: float = 0.0, seed: int = 0, timeout: float | Non
     here = fp.source_hashes()
     rng = random.Random(seed)
     out = []
+    memo: dict = {}  # the enumerations of --orbits results, computed once per certificate
     for r in cert.results:
         theorem = registry.get(r["theorem"])
         c = Checked(r["theorem"], r["n"], r["method"], r["verdict"], r["checked"])
-        c.problems += claim_problems(theorem, r, whole=True)
+        elsewhere = orbit_unavailable(theorem, r) if r["method"] == ORBITS else None
+        if elsewhere:  # another enumerator (nauty there, not here): the content cannot be recomputed here
+            c.inconclusive.append(elsewhere)
+        c.problems += claim_problems(theorem, r, whole=True, content=not elsewhere, memo=memo)
         now = fp.fingerprint(theorem.name, here)["sha256"]
         if r["fingerprint"]["sha256"] != now:
             diff = fp.differences(cert.sources, here, theorem.name) if cert.sources else []
@@ -158,10 +165,12 @@ def _rerun_chunks(theorem, r: dict, c: Checked, fraction: float, rng: random.Ran
 
 
 def _rerun_whole(theorem, r: dict, c: Checked, timeout) -> None:
-    if r["method"] == "exhaustive-orbits":  # hasse prove --orbits (issue 14)
-        from hasse.proofs.orbits_check import run_orbits
+    if r["method"] == ORBITS:  # hasse prove --orbits (issue 14): the whole enumeration, or the result's part
+        from hasse.proofs.orbits_check import run_many
 
-        got = run_orbits(theorem, r["n"], Context(timeout=timeout))
+        part = (r.get("details") or {}).get("part")
+        got = run_many([theorem], r["n"], [Context(timeout=timeout)],
+                       part=tuple(part) if is_part(part) else None)[0]
     else:
         got = run_theorem(theorem, r["n"], r["method"], Context(timeout=timeout))
     c.reruns += 1
@@ -170,5 +179,6 @@ def _rerun_whole(theorem, r: dict, c: Checked, timeout) -> None:
         c.inconclusive.append(f"re-run: unknown ({got.reason})")
     elif got.verdict != r["verdict"]:
         c.problems.append(f"re-run: {got.verdict}, the certificate says {r['verdict']}")
-    elif r["method"] == "exhaustive" and got.checked != r["checked"]:
+    elif (r["method"] == "exhaustive" or r["method"] == ORBITS and hit_of(theorem, r) is None) \
+            and got.checked != r["checked"]:
         c.problems.append(f"re-run: checked {got.checked:,}, the certificate says {r['checked']:,}")

@@ -42,7 +42,7 @@ import time
 import uuid
 from dataclasses import dataclass, replace
 
-from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
+from hasse.proofs.theorem import METHODS, UNKNOWN, Result
 from hasse.theory.errors import InputError
 
 ENGINE = "dask"
@@ -198,92 +198,49 @@ def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result
 def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str = "auto") -> Result:
     """One ``--orbits`` result from the parts of ``name``: ``unknown`` unless they add up to the whole enumeration.
 
-    Every part ``(i, units)``, ``i = 0 … units-1``, exactly once, from the enumerator
-    this checkout would use; no part stopped for another reason than a hit (a timeout,
-    a crash, a failed relabelling control); the relabelling control ran and passed
-    in at least one part; without a hit, the parts' counts add up to
-    ``orbits_check.expected(n)`` exactly. A hit (a counterexample, or the witness of an
-    existence statement) from the lowest part index wins, once ``theorem.recheck``
-    (the re-check of certificates: index, predicate, independent confirmation) accepts it.
+    Every part ``(i, units)``, ``i = 0 … units-1``, exactly once, of ``name`` at ``n``,
+    combined by :func:`proofs.certificate_combine.combine_orbit_parts`, the code of
+    ``hasse prove --combine``: the enumerator this checkout uses; each part bound to its
+    content (its ``details.digest`` equal to the digest of the masks part ``i`` holds here,
+    recomputed from the enumeration without the predicate; no two parts naming the same
+    masks; without a hit, ``checked`` equal to the part's size, and the sizes adding up to
+    ``orbits_check.expected(n)``); no part stopped for another reason than a hit (a
+    timeout, a crash, a failed relabelling control); the relabelling control run and
+    passed in at least one part. A hit (a counterexample, or the witness of an existence
+    statement) from the lowest part index wins, once ``theorem.recheck`` (the re-check of
+    certificates: index, predicate, independent confirmation) accepts it.
     """
     from hasse.proofs import orbits_check, registry
+    from hasse.proofs.certificate_combine import combine_orbit_parts
 
     theorem = registry.get(name)
-    kind = orbits_check.kind_of(theorem)  # the enumeration of the theorem
-    total = orbits_check.expected(n, method, kind)
-    cover = orbits_check.enumeration(n, method, kind)
     METHOD = orbits_check.METHOD
+    total = orbits_check.expected(n, method, orbits_check.kind_of(theorem))
+    listing = [{"part": (p.get("details") or {}).get("part"), "verdict": p.get("verdict"),
+                "checked": p.get("checked"), "seconds": p.get("seconds"),
+                "digest": (p.get("details") or {}).get("digest")} for p in parts]
+    listing.sort(key=lambda x: tuple(x["part"]) if isinstance(x["part"], (list, tuple)) else (float("inf"),))
+    checked = sum(int(p.get("checked", 0)) for p in parts)
 
-    def refuse(reason: str, checked: int = 0) -> Result:
+    def refuse(reason: str) -> Result:
         return _unknown(name, n, METHOD, reason, checked, details={"parts": listing}, space=total)
 
-    listing = [{"part": (p.get("details") or {}).get("part"), "verdict": p.get("verdict"),
-                "checked": p.get("checked"), "seconds": p.get("seconds")} for p in parts]
-    listing.sort(key=lambda x: tuple(x["part"]) if isinstance(x["part"], (list, tuple)) else (float("inf"),))
-    seen: dict[int, dict] = {}
     for p in parts:
         part = (p.get("details") or {}).get("part")
         if p.get("theorem") != name or p.get("n") != n or p.get("method") != METHOD:
             return refuse(f"distributed: a part of {p.get('theorem')} n={p.get('n')} {p.get('method')} among the "
                           f"parts of {name} n={n}")
-        if not (isinstance(part, (list, tuple)) and len(part) == 2 and part[1] == units and 0 <= part[0] < units):
+        if not (isinstance(part, (list, tuple)) and len(part) == 2 and part[1] == units):
             return refuse(f"distributed: a part numbered {part!r}, not i/{units}")
-        if part[0] in seen:
-            return refuse(f"distributed: part {part[0]}/{units} came back twice (a part counted twice)")
-        seen[part[0]] = p
-    missing = [i for i in range(units) if i not in seen]
-    if missing:
-        return refuse(f"distributed: part{'s' if len(missing) > 1 else ''} "
-                      f"{', '.join(f'{i}/{units}' for i in missing[:5])}{' …' if len(missing) > 5 else ''} missing")
-    ordered = [seen[i] for i in range(units)]
-    checked = sum(int(p.get("checked", 0)) for p in ordered)
-    enumerators = {(p.get("details") or {}).get("enumeration") for p in ordered}
-    if enumerators != {cover.method}:
-        return refuse(f"distributed: the parts used the enumeration {', '.join(sorted(map(str, enumerators)))}, "
-                      f"this checkout {cover.method}", checked)
-    hits = []
-    for i, p in enumerate(ordered):
-        reason = p.get("reason") or ""
-        hit = _hit(theorem, p)
-        if hit is not None:
-            hits.append((i, p, hit))
-        elif not reason.startswith("part:"):
-            return refuse(f"distributed: part {i}/{units} {p.get('verdict')}: {reason or 'no reason given'}", checked)
-    controls = [(p.get("details") or {}).get("control", "") for p in ordered]
-    if any(c and not c.startswith("the predicate gave the same flags") for c in controls):
-        return refuse("distributed: the relabelling control failed in a part", checked)
-    if not any(controls):
-        return refuse("distributed: no part ran the relabelling control", checked)
-    first = dict(ordered[0].get("details") or {})
-    first.pop("part", None)
-    details = first | {"parts": listing, "count": total,
-                       "predicate_seconds": round(sum((p.get("details") or {}).get("predicate_seconds", 0)
-                                                      for p in ordered), 3),
-                       "control": next(c for c in controls if c)}
-    base = dict(theorem=name, n=n, method=METHOD, checked=checked, seconds=0.0,
-                versions=ordered[0].get("versions") or {}, space=total)
-    if hits:
-        i, p, (kind, obj) = hits[0]
-        why = theorem.recheck(kind, n, obj)  # the labelled re-check of certificates (index, flag, confirm)
-        if why:
-            return refuse(f"distributed: the {kind} of part {i}/{units} does not re-check: {why}", checked)
-        return Result(verdict=p["verdict"], details=details | {"complete": False, "hit_part": i},
-                      **{kind: obj}, **base)
-    if checked != total:
-        return refuse(f"scan incomplete: the parts checked {checked:,} masks of the {total:,} expected", checked)
-    details["complete"] = True
-    if theorem.existence:
-        return Result(verdict=REFUTED, counterexample={"none": f"no mask of size {n} has the property"},
-                      details=details, **base)
-    return Result(verdict=PROVED, details=details, **base)
-
-
-def _hit(theorem, p: dict) -> tuple[str, dict] | None:
-    if p.get("verdict") == REFUTED and not theorem.existence and p.get("counterexample"):
-        return "counterexample", p["counterexample"]
-    if p.get("verdict") == PROVED and theorem.existence and p.get("witness"):
-        return "witness", p["witness"]
-    return None
+    if not parts:
+        return refuse(f"distributed: parts 0/{units} … missing")
+    try:
+        combined = combine_orbit_parts([p | {"details": (p.get("details") or {}) | {"part": list(p["details"]["part"])}}
+                                        for p in parts], method)
+    except ValueError as exc:
+        reason = str(exc)
+        return refuse(reason if reason.startswith("scan incomplete") else f"distributed: {reason}")
+    return Result(**{k: v for k, v in combined.items() if k in Result.__dataclass_fields__} | {"seconds": 0.0})
 
 
 # -- running -----------------------------------------------------------------------------------------------------

@@ -28,10 +28,18 @@ or on random masks and the masks of their limits (limits); otherwise ``unknown``
 :func:`run_many` runs several theorems with one pass per enumeration;
 :func:`refusal` says why a theorem cannot run with ``--orbits`` (one line).
 
+Every result records ``details.digest`` (:data:`DIGEST`): the sha256 of the labelled
+indices its predicate checked, in enumeration order, and how many (``masks``). A part
+``(i, k)`` of a distributed or sharded run is bound to its content by it: the combiners
+(:mod:`proofs.certificate_combine`, :mod:`proofs.distributed`) and ``certificate
+verify`` recompute what part ``i`` holds here (:func:`content`, the enumeration alone,
+no predicate) and refuse a part whose digest or count is another's.
+
 >>> expected(4, "fallback"), enumeration(4, "fallback").exact, expected(4, "fallback", LIMITS)
 (218, True, 355)
 """
 
+import hashlib
 import time
 from typing import Iterator
 
@@ -118,6 +126,68 @@ def orbit_batches(n: int, method: str = "auto", kind: str = CLASSES,
             yield rows | diag[:, None]
 
 
+DIGEST = ("sha256 of a header naming n and the enumeration's kind, then the labelled index of each mask checked "
+          "(8 bytes, little-endian), in enumeration order")
+
+
+def _digester(n: int, kind: str):
+    return hashlib.sha256(f"hasse orbit masks: n={n}, kind={kind}\n".encode())
+
+
+def _digest_bytes(index: np.ndarray) -> bytes:
+    return np.ascontiguousarray(index, dtype="<u8").tobytes()
+
+
+def content(n: int, method: str = "auto", kind: str = CLASSES, part: tuple[int, int] | None = None,
+            masks: int | None = None) -> tuple[int, str]:
+    """``(size, sha256)``: how many masks ``part`` of the enumeration holds here, and the digest of its first ``masks``.
+
+    The content a part's result claims (``details.digest``, :data:`DIGEST`), recomputed from
+    the enumerator of this checkout without running any predicate (``masks``: every mask
+    of the part when None). The combiners and ``certificate verify`` compare it with the claim.
+
+    >>> content(3)[0], content(3, part=(0, 2))[0] + content(3, part=(1, 2))[0]
+    (16, 16)
+    >>> content(3, masks=5)[1] == content(3, masks=6)[1]
+    False
+    """
+    digest, size = _digester(n, kind), 0
+    for rows in orbit_batches(n, method, kind, part):
+        index, _ = ex.encode(n, rows, diagonal=kind == LOOPS)
+        take = index.size if masks is None else max(0, min(index.size, masks - size))
+        if take:
+            digest.update(_digest_bytes(index[:take]))
+        size += index.size
+    return size, digest.hexdigest()
+
+
+def contents(n: int, method: str = "auto", kind: str = CLASSES, k: int = 1,
+             masks: list[int | None] | None = None) -> list[tuple[int, str]]:
+    """:func:`content` of every part ``(i, k)``, ``i = 0 … k-1`` (``masks[i]``: the prefix of part i), in one pass.
+
+    nauty's parts are separate directg runs over geng's graphs ``j mod k = i`` (one pass in
+    all); the fallback and the preorders take the masks ``j mod k = i`` of each batch of the
+    whole enumeration, so the whole enumeration is read once and each batch split here
+    (tests/test_prove_orbits.py checks this against :func:`content` part by part).
+
+    >>> [size for size, _ in contents(4, "fallback", k=3)]
+    [73, 73, 72]
+    """
+    masks = list(masks) if masks is not None else [None] * k
+    if "nauty" in enumeration(n, method, kind).method:
+        return [content(n, method, kind, (i, k), masks[i]) for i in range(k)]
+    digests, sizes = [_digester(n, kind) for _ in range(k)], [0] * k
+    for rows in orbit_batches(n, method, kind):
+        index, _ = ex.encode(n, rows, diagonal=kind == LOOPS)
+        for i in range(k):
+            mine = index[i::k]
+            take = mine.size if masks[i] is None else max(0, min(mine.size, masks[i] - sizes[i]))
+            if take:
+                digests[i].update(_digest_bytes(mine[:take]))
+            sizes[i] += mine.size
+    return [(size, digest.hexdigest()) for size, digest in zip(sizes, digests)]
+
+
 def collect(n: int, method: str = "auto") -> list[np.ndarray]:
     """Every batch of representatives at ``n``, in memory (tests; runs stream them)."""
     return list(orbit_batches(n, method))
@@ -167,6 +237,7 @@ class _Scan:
         self.rng = np.random.default_rng(seed)
         self.outcome: Outcome | None = None  # set once the theorem is decided (a hit, a failed control, a timeout)
         self.seconds = 0.0  # time in this theorem's predicate
+        self.digest, self.hashed = _digester(n, kind), 0  # the masks this theorem's predicate did check (DIGEST)
 
     def stop(self, verdict: str, **kw) -> None:
         self.outcome = Outcome(verdict, self.checked, details=self.details, space=self.classes, **kw)
@@ -187,6 +258,8 @@ class _Scan:
                              else "the predicate reads more of a mask than its limit")
         hits = np.flatnonzero(flags)
         upto = int(hits[0]) + 1 if hits.size else rows.shape[1]
+        self.digest.update(_digest_bytes(index[:upto]))
+        self.hashed += upto
         if not self.distinct:
             self.checked += upto
         if hits.size:
@@ -219,6 +292,7 @@ class _Scan:
 
     def finish(self, seen: _Seen) -> Outcome:
         self.details["predicate_seconds"] = round(self.seconds, 3)
+        self.details["digest"] = {"sha256": self.digest.hexdigest(), "masks": self.hashed}
         if self.outcome is not None:
             return self.outcome
         if self.distinct:

@@ -444,3 +444,149 @@ def test_a_copy_of_a_genuine_result_keeps_its_structure(tmp_path, capsys):
     cli(capsys, "prove", STABLE, "--n", "3", "--method", "exhaustive", "--certificate", str(cert))
     copy_ = edit(cert, lambda d: copy.deepcopy(d), tmp_path / "copy.json")
     assert cli(capsys, "certificate", "verify", str(copy_), "--recheck", "1")[0] == 0
+
+
+# ---------------------------------------------------------------- --orbits parts bound to their content (issue 20)
+
+ORB = "limit_is_preorder"
+CLASSES_5 = 9608  # OEIS A000273: isomorphism classes of loopless digraphs on 5 nodes, written out here
+ORB_FORGERIES = ["relabelled", "part 0 twice", "digest edited", "digest of another part", "part missing"]
+
+
+@pytest.fixture
+def orbit_shards(tmp_path):
+    """The three --orbits parts of limit_is_preorder at n = 5, each in its own certificate."""
+    from hasse.proofs import orbits_check as oc
+    from hasse.proofs.certificate import write_certificate
+
+    paths = []
+    for i in range(3):
+        path = tmp_path / f"orbits{i}.json"
+        write_certificate(str(path), oc.run_many([registry.get(ORB)], 5, [Context()], part=(i, 3)))
+        paths.append(path)
+    return paths
+
+
+def results_in(path) -> list[dict]:
+    return json.loads(path.read_text())["results"]
+
+
+def with_results(template, results, out):
+    """A certificate like ``template`` holding ``results`` instead (written to ``out``)."""
+    return edit(template, lambda d: d.update(results=results), out)
+
+
+def forged_orbit_parts(orbit_shards, forgery):
+    from tests.orbit_forgeries import forgeries
+
+    forged = forgeries([results_in(p)[0] for p in orbit_shards]).get(forgery)
+    if forged is None:
+        pytest.skip("every part has part 0's size here: a copy with another part's digest is that part's claim")
+    return forged
+
+
+def test_genuine_orbit_parts_combine_and_verify(orbit_shards, capsys, tmp_path):
+    full = tmp_path / "full.json"
+    code, out, err = cli(capsys, "prove", ORB, "--n", "5", "--combine", *map(str, orbit_shards), "--certificate",
+                         str(full), "--json")
+    result = json.loads(out)["results"][0]
+    assert code == 0, err
+    assert (result["verdict"], result["checked"], result["space"]) == (PROVED, CLASSES_5, CLASSES_5)
+    assert [p["part"] for p in result["details"]["parts"]] == [[i, 3] for i in range(3)]
+    for path in (full, *orbit_shards):
+        for fraction in ("0", "1.0"):
+            code, out, err = cli(capsys, "certificate", "verify", str(path), "--recheck", fraction, "--json")
+            assert code == 0 and json.loads(out)["agrees"], out + err
+    # the command line writes the same part: hasse prove --orbits --shard i/k
+    cli_part = tmp_path / "cli1.json"
+    assert cli(capsys, "prove", ORB, "--n", "5", "--orbits", "--shard", "1/3", "--certificate", str(cli_part))[0] == 3
+    got, want = results_in(cli_part)[0], results_in(orbit_shards[1])[0]
+    assert (got["checked"], got["details"]["digest"], got["details"]["part"]) == \
+        (want["checked"], want["details"]["digest"], [1, 3])
+
+
+@pytest.mark.parametrize("forgery", ORB_FORGERIES)
+def test_forged_orbit_parts_are_refused_by_combine(orbit_shards, capsys, tmp_path, forgery):
+    forged = forged_orbit_parts(orbit_shards, forgery)
+    paths = [with_results(orbit_shards[0], [r], tmp_path / f"forged{i}.json") for i, r in enumerate(forged)]
+    err = refused(capsys, *paths, n=5, name=ORB)
+    assert "cannot combine" in err
+
+
+@pytest.mark.parametrize("forgery", ORB_FORGERIES)
+def test_forged_orbit_parts_are_refused_by_verify(orbit_shards, capsys, tmp_path, forgery):
+    """The forgery as the parts listed in a combined certificate, and each forged part's own certificate."""
+    from hasse.proofs.certificate import write_certificate
+    from hasse.proofs.distributed import combine_orbits
+
+    forged = forged_orbit_parts(orbit_shards, forgery)
+    full = tmp_path / "full.json"  # as the Dask engine writes it (hasse prove --orbits --engine dask)
+    write_certificate(str(full), [combine_orbits(ORB, 5, [results_in(p)[0] for p in orbit_shards], 3)])
+    assert cli(capsys, "certificate", "verify", str(full))[0] == 0
+    listing = [{"part": r["details"]["part"], "verdict": r["verdict"], "checked": r["checked"],
+                "seconds": r["seconds"], "digest": r["details"]["digest"]} for r in forged]
+    combined = edit(full, lambda d: d["results"][0]["details"].update(parts=listing), tmp_path / "combined.json")
+    code, out, err = cli(capsys, "certificate", "verify", str(combined))
+    assert code == 1 and "DIFFERS" in out, out + err
+    genuine = [results_in(p)[0] for p in orbit_shards]
+    for i, r in enumerate(forged):
+        if r in genuine:
+            continue
+        alone = with_results(orbit_shards[0], [r], tmp_path / f"alone{i}.json")
+        code, out, err = cli(capsys, "certificate", "verify", str(alone))
+        assert code == 1 and ("digest" in out or "holds" in out), out + err
+
+
+def test_forged_whole_orbit_results_are_refused(orbit_shards, capsys, tmp_path):
+    """A hand-made --orbits result claiming every class: without a digest, with too few masks, with a part's digest."""
+    full = tmp_path / "full.json"
+    assert cli(capsys, "prove", ORB, "--n", "5", "--orbits", "--certificate", str(full))[0] == 0
+    assert cli(capsys, "certificate", "verify", str(full))[0] == 0
+    part0 = results_in(orbit_shards[0])[0]["details"].get("digest")
+    for name, change in (("nodigest", lambda r: r["details"].pop("digest", None)),
+                         ("few", lambda r: r.update(checked=5)),
+                         ("partdigest", lambda r: r["details"].update(digest=part0))):
+        forged = edit(full, lambda d: change(d["results"][0]), tmp_path / f"{name}.json")
+        code, out, err = cli(capsys, "certificate", "verify", str(forged))
+        assert code == 1 and "DIFFERS" in out, (name, out + err)
+        refused(capsys, forged, n=5, name=ORB)
+
+
+# ---------------------------------------------------------------- labelled shards: gaps, counts, labels (issue 20)
+
+
+def span_shard(tmp_path, a, b, name=STABLE, n=4):
+    from hasse.proofs.certificate import write_certificate
+
+    path = tmp_path / f"span{a}.json"
+    write_certificate(str(path), [prove(name, n, span=(a, b))])
+    return path
+
+
+def test_a_one_mask_gap_between_two_shards_is_refused(tmp_path, capsys):
+    refused(capsys, span_shard(tmp_path, 0, 2000), span_shard(tmp_path, 2001, 4096), match="masks 2,000 to 2,000 missing")
+    assert combine(capsys, span_shard(tmp_path, 0, 2000), span_shard(tmp_path, 2000, 4096))[0] == 0  # no gap
+
+
+def test_a_one_mask_gap_is_refused_by_the_counts_too(tmp_path, capsys, monkeypatch):
+    """Issue 20 (item 8): the partition loop planted one mask short; the counts still refuse the gap."""
+    import inspect
+    import textwrap
+
+    from hasse.proofs import certificate_combine as cc
+
+    source = textwrap.dedent(inspect.getsource(cc._combine_ranges))
+    assert source.count("        if a > pos:\n") == 1
+    namespace = dict(vars(cc))
+    exec(source.replace("        if a > pos:\n", "        if a > pos + 1:\n"), namespace)
+    monkeypatch.setattr(cc, "_combine_ranges", namespace["_combine_ranges"])
+    refused(capsys, span_shard(tmp_path, 0, 2000), span_shard(tmp_path, 2001, 4096),
+            match="the parts checked 4,095 masks of the 4,096")
+
+
+def test_a_relabelled_labelled_shard_is_refused(shards, capsys, tmp_path):
+    """A shard's label must name its range; a copy under another label covers nothing new."""
+    copied = edit(shards[0], lambda d: d["results"][0]["details"].update(shard="1/3"), tmp_path / "copy.json")
+    refused(capsys, shards[0], copied, shards[2], match="overlap")
+    label = edit(shards[1], lambda d: d["results"][0]["details"].update(shard="0/3"), tmp_path / "label.json")
+    refused(capsys, shards[0], label, shards[2], match="its shard 0/3 is masks")

@@ -204,27 +204,60 @@ def orbit_parts(name: str, n: int, k: int) -> list[dict]:
 def test_orbits_combiner_refuses_planted_bugs():
     parts = orbit_parts("limit_is_preorder", 5, 3)
     total = orbits_check.expected(5)
-    full = max(range(3), key=lambda i: parts[i]["checked"])  # nauty at n = 5: geng puts every graph in part 0
-    assert parts[full]["checked"] > 0 and sum(p["checked"] for p in parts) == total
+    assert all(p["checked"] > 0 for p in parts) and sum(p["checked"] for p in parts) == total
     good = dist.combine_orbits("limit_is_preorder", 5, parts, 3)
     assert (good.verdict, good.checked, good.space) == (PROVED, total, total)
-    dropped = dist.combine_orbits("limit_is_preorder", 5, parts[:full] + parts[full + 1:], 3)
-    assert dropped.verdict == UNKNOWN and f"part {full}/3 missing" in dropped.reason
-    other = (full + 1) % 3
-    twice = [parts[full] if i == other else p for i, p in enumerate(parts)]
-    twice = dist.combine_orbits("limit_is_preorder", 5, twice, 3)
+    assert [p["digest"] for p in good.details["parts"]] == [p["details"]["digest"] for p in parts]
+    for i in range(3):
+        dropped = dist.combine_orbits("limit_is_preorder", 5, parts[:i] + parts[i + 1:], 3)
+        assert dropped.verdict == UNKNOWN and f"part {i}/3 missing" in dropped.reason
+    twice = dist.combine_orbits("limit_is_preorder", 5, [parts[0], parts[0], parts[2]], 3)
     assert twice.verdict == UNKNOWN and "twice" in twice.reason
-    # the same masks reported under another part index: every index once, the counts do not add up
-    copied = json.loads(json.dumps(parts[full]))
-    copied["details"]["part"] = [other, 3]
-    relabelled = [copied if i == other else p for i, p in enumerate(parts)]
-    counted = dist.combine_orbits("limit_is_preorder", 5, relabelled, 3)
-    assert counted.verdict == UNKNOWN and counted.reason.startswith("scan incomplete")
-    doubled = [dict(p, checked=2 * p["checked"]) if i == full else p for i, p in enumerate(parts)]
-    assert dist.combine_orbits("limit_is_preorder", 5, doubled, 3).reason.startswith("scan incomplete")
+    doubled = [dict(p, checked=2 * p["checked"]) if i == 0 else p for i, p in enumerate(parts)]
+    doubled = dist.combine_orbits("limit_is_preorder", 5, doubled, 3)
+    assert doubled.verdict == UNKNOWN and "part 0/3 checked" in doubled.reason
     assert dist.combine_orbits("limit_is_preorder", 5, parts, 4).verdict == UNKNOWN  # another k
-    timed_out = [dict(p, reason="timeout") if i == full else p for i, p in enumerate(parts)]
+    timed_out = [dict(p, reason="timeout") if i == 0 else p for i, p in enumerate(parts)]
     assert dist.combine_orbits("limit_is_preorder", 5, timed_out, 3).verdict == UNKNOWN
+
+
+@pytest.mark.parametrize("forgery", ["relabelled", "part 0 twice", "digest edited", "digest of another part",
+                                     "part missing"])
+def test_orbits_combiner_refuses_forged_parts(forgery):
+    """Issue 20, item 2: each part is bound to its content (its digest, recomputed here), not to its label alone."""
+    from tests.orbit_forgeries import forgeries
+
+    parts = orbit_parts("limit_is_preorder", 5, 3)
+    forged = forgeries(parts).get(forgery)
+    if forged is None:
+        pytest.skip("every part has part 0's size here: a copy with another part's digest is that part's claim")
+    got = dist.combine_orbits("limit_is_preorder", 5, forged, 3)
+    assert got.verdict == UNKNOWN and got.reason.startswith("distributed: "), got.reason
+    if forgery == "relabelled":
+        assert "name the same masks" in got.reason
+    if forgery == "digest edited":
+        assert "part 1/3: its digest is not that of the masks part 1/3 holds" in got.reason
+
+
+def test_orbits_combiner_recomputes_each_part_from_the_enumeration(monkeypatch):
+    """A relabelled copy with a digest of its own (not a copy's) is still refused: the digest is recomputed."""
+    from tests.orbit_forgeries import as_part
+
+    parts = orbit_parts("limit_is_preorder", 4, 3)
+    assert dist.combine_orbits("limit_is_preorder", 4, parts, 3).verdict == PROVED
+    fake = as_part(parts[0], 1, 3)
+    fake["details"]["digest"]["sha256"] = "f" * 64  # no longer the same as part 0's: only recomputing catches it
+    bad = dist.combine_orbits("limit_is_preorder", 4, [parts[0], fake, parts[2]], 3)
+    assert bad.verdict == UNKNOWN and "part 1/3: its digest is not that of the masks" in bad.reason
+    # the digest is of the masks in enumeration order (the reference: sha256 over the encoded indices, here)
+    import hashlib
+
+    from hasse.solvers import exhaustive as ex
+
+    want = hashlib.sha256(b"hasse orbit masks: n=4, kind=classes\n")
+    for rows in orbits_check.orbit_batches(4, part=(2, 3)):
+        want.update(ex.encode(4, rows)[0].astype("<u8").tobytes())
+    assert parts[2]["details"]["digest"] == {"sha256": want.hexdigest(), "masks": parts[2]["checked"]}
 
 
 def test_orbits_combiner_rechecks_the_hit(monkeypatch):

@@ -263,7 +263,8 @@ def test_cli_prove_all_orbits(capsys, tmp_path):
 @pytest.mark.parametrize("argv", [["leak_search_is_exact", "--n", "4", "--orbits"],
                                   ["engine_matches_definitions", "--n", "3", "--orbits"],
                                   ["limit_is_preorder", "--n", "4", "--orbits", "--method", "z3"],
-                                  ["limit_is_preorder", "--n", "4", "--orbits", "--shard", "0/2"],
+                                  ["limit_is_preorder", "--n", "4", "--orbits", "--shard", "2/2"],
+                                  ["limit_is_preorder", "--n", "4", "--orbits", "--combine", "part.json"],
                                   ["limit_is_preorder", "--n", "9", "--orbits"]])
 def test_cli_refusals_are_one_line_exit_2(capsys, argv):
     code, out, err = run(capsys, "prove", *argv)
@@ -389,3 +390,33 @@ def test_the_count_only_path_of_n_7_is_never_proved_on_a_short_enumeration(monke
     assert whole.verdict == PROVED and whole.checked == 218 and "nauty" in whole.details["completeness"]
     short = oc.run_orbits(t, 4, Context(), batches=[batches[0][:, 1:], *batches[1:]])
     assert short.verdict == UNKNOWN and "checked 217 masks of the 218" in short.reason
+
+
+# ---------------------------------------------------------------- the content of a part (issue 20)
+
+@pytest.mark.parametrize("n, kind, k", [(4, oc.CLASSES, 3), (5, oc.CLASSES, 7), (3, oc.LOOPS, 4), (4, oc.LIMITS, 5),
+                                        (2, oc.CLASSES, 5)])
+def test_the_parts_partition_the_enumeration_and_their_digests_are_recomputed(n, kind, k):
+    """Parts are disjoint, their union is the enumeration; ``contents`` (one pass) equals ``content`` part by part."""
+    whole = np.concatenate([ex.encode(n, rows, diagonal=kind == oc.LOOPS)[0] for rows in oc.orbit_batches(n, "auto", kind)])
+    mine = [[ex.encode(n, rows, diagonal=kind == oc.LOOPS)[0] for rows in oc.orbit_batches(n, "auto", kind, (i, k))]
+            for i in range(k)]
+    mine = [np.concatenate(m) if m else np.zeros(0, np.uint64) for m in mine]
+    assert sum(m.size for m in mine) == whole.size == oc.expected(n, "auto", kind)
+    assert np.array_equal(np.sort(np.concatenate(mine)), np.sort(whole))  # every mask in exactly one part
+    each = [oc.content(n, "auto", kind, (i, k)) for i in range(k)]
+    assert oc.contents(n, "auto", kind, k) == each
+    assert [size for size, _ in each] == [m.size for m in mine]
+    prefixes = [max(m.size - 1, 0) for m in mine]  # the first masks up to a hit
+    assert oc.contents(n, "auto", kind, k, prefixes) == [oc.content(n, "auto", kind, (i, k), prefixes[i])
+                                                         for i in range(k)]
+
+
+def test_a_run_records_the_digest_of_what_it_checked():
+    t = registry.get("limit_is_preorder")
+    whole = oc.run_orbits(t, 4)
+    assert whole.details["digest"] == {"sha256": oc.content(4)[1], "masks": 218}
+    parts = oc.run_many([t], 4, [Context()], part=(1, 3))[0]
+    assert parts.details["digest"]["sha256"] == oc.content(4, part=(1, 3))[1] != whole.details["digest"]["sha256"]
+    cut = oc.run_orbits(t, 4, Context(), batches=[oc.collect(4)[0][:, 1:]])  # another set of masks: another digest
+    assert cut.details["digest"]["sha256"] != whole.details["digest"]["sha256"]
