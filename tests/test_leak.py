@@ -308,3 +308,18 @@ def test_lazy_convergence_depth_reads_the_mask_as_it_was():
     chain[:] = np.tril(np.ones((n, n), dtype=bool))
     assert order.convergence_depth == n - 1 == reference_order(np.eye(n, dtype=bool) | np.eye(n, k=-1, dtype=bool)
                                                                ).convergence_depth
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31), st.sampled_from(["causal", "bidirectional", "blocks"]))
+def test_dense_witnesses_match_a_search_per_pair(seed, shape):
+    """Dense limits (one hop reaches everything reachable): the smallest attended holder, several per colour."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 70))
+    idx = np.arange(n)
+    mask = {"causal": idx[:, None] >= idx[None, :], "bidirectional": np.ones((n, n), dtype=bool),
+            "blocks": idx[:, None] // 5 >= idx[None, :] // 5}[shape]
+    held = random_colouring(rng, n, int(rng.integers(1, 5)), int(rng.integers(1, 6)))
+    queries = [(p, c) for p in range(n) for c in range(5)]
+    assert leak_module.mask_to_order(mask).dense
+    check_paths(mask, held, queries, nearest_sources(mask, held, queries))

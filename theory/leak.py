@@ -165,13 +165,16 @@ def nearest_sources(
     reached = [(p, c) for p, c in queries if c in colour_bits and order.upstream_bits(p) & colour_bits[c]]
     paths: dict[tuple[int, int], tuple[int, ...]] = {}
     pending = []
+    holder_bits: dict[int, int] = {}  # in the positions' own numbering (colour_bits: the order's)
     for p, c in reached:
         if c in held[p]:
             paths[(p, c)] = (p,)
-        elif order.dense:  # the limit is M or I: a reachable holder is attended directly
-            row = mask[p]
-            j = min(v for v in holders[c] if row[v] and v != p)
-            paths[(p, c)] = (j, p)
+        elif order.dense:  # the limit is M or I: a reachable holder is attended directly (the smallest one)
+            if c not in holder_bits:
+                holder_bits[c] = sum(1 << v for v in holders[c])
+            row = int.from_bytes(np.packbits(mask[p], bitorder="little").tobytes(), "little") & ~(1 << p)
+            first = row & holder_bits[c]
+            paths[(p, c)] = ((first & -first).bit_length() - 1, p)
         else:
             pending.append((p, c))
     if pending:
