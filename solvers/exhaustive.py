@@ -203,7 +203,7 @@ def _scan(n, flag, diagonal, a, b, size, deadline, on_batch, stop_before):
 
 
 def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue):
-    from hasse.solvers.worker_exit import die_with_parent
+    from hasse.theory.worker_exit import die_with_parent
 
     die_with_parent()  # killing the parent (even with SIGKILL) leaves no worker running
 

@@ -9,8 +9,9 @@ process when the parent has changed. Either way the parent's pid is checked once
 more after setting it up, in case the parent died in between.
 
 Used by :func:`solvers.exhaustive.search`'s workers (``tests/test_limits.py`` kills a
-``--workers 2`` run with SIGKILL and checks that no worker is left). Not called here:
-it would tie this process to its parent.
+``--workers 2`` run with SIGKILL and checks that no worker is left) and by the child
+that runs a user's code (:func:`theory.user_code.run`). Not called here: it would tie
+this process to its parent.
 """
 
 from __future__ import annotations
