@@ -321,7 +321,9 @@ def _report(args, results, loud, printed: bool = False, sources: dict | None = N
         from hasse.proofs import registry
 
         names = list(dict.fromkeys(r.theorem for r in results))
-        table = verdict_columns([registry.get(x) for x in names], args.n, args.method)
+        methods = {r.method for r in results}  # --combine of --orbits parts: their own method's width
+        table = verdict_columns([registry.get(x) for x in names], args.n,
+                                methods.pop() if len(methods) == 1 else args.method)
         say(table.header())
         for r in results:
             say(*result_lines(table, r, ascii=getattr(args, "ascii", False)))

@@ -233,7 +233,7 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
         if not (isinstance(part, (list, tuple)) and len(part) == 2 and part[1] == units):
             return refuse(f"distributed: a part numbered {part!r}, not i/{units}")
     if not parts:
-        return refuse(f"distributed: parts 0/{units} … missing")
+        return refuse(f"distributed: no part came back (all {units} missing)")
     try:
         combined = combine_orbit_parts([p | {"details": (p.get("details") or {}) | {"part": list(p["details"]["part"])}}
                                         for p in parts], method)
