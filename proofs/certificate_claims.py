@@ -168,7 +168,7 @@ def orbit_unavailable(theorem: Theorem, r: dict) -> str | None:
     from hasse.proofs import orbits_check as oc
 
     kind = oc.kind_of(theorem)
-    if kind is None:
+    if kind is None or not 1 <= r["n"] <= oc.MAX_N:
         return None  # a problem, not a limit of this checkout (orbit_problems says it)
     try:
         cover = oc.enumeration(r["n"], "auto", kind)
@@ -188,6 +188,8 @@ def orbit_problems(theorem: Theorem, r: dict, method: str = "auto", memo: dict |
     kind = oc.kind_of(theorem)
     if kind is None:
         return [f"{theorem.name} has no --orbits enumeration"]
+    if not 1 <= r["n"] <= oc.MAX_N:
+        return [f"n = {r['n']} is beyond --orbits (n <= {oc.MAX_N})"]
     why = orbit_unavailable(theorem, r)
     if why:
         return [why]
@@ -228,7 +230,7 @@ def _listed_parts(theorem: Theorem, r: dict, kind: str, total: int, method: str,
         return ["details.parts is not a list of parts [i, k] with their checked counts"]
     k = listing[0]["part"][1]
     numbers = sorted(x["part"][0] for x in listing)
-    if any(x["part"][1] != k for x in listing) or numbers != list(range(k)):
+    if len(listing) != k or any(x["part"][1] != k for x in listing) or numbers != list(range(k)):
         return [f"details.parts is not the parts 0 … {k - 1} of {k}, each once"]
     if sum(x["checked"] for x in listing) != r["checked"]:
         return [f"checked {r['checked']:,}, the parts listed checked {sum(x['checked'] for x in listing):,}"]

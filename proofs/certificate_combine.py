@@ -160,6 +160,8 @@ def _combine_orbit_parts(theorem, parts: list[dict], method: str = "auto") -> di
     kind = oc.kind_of(theorem)
     if kind is None:
         raise ValueError(f"{theorem.name} has no class enumeration (--orbits refuses it)")
+    if not 1 <= n <= oc.MAX_N:
+        raise ValueError(f"n = {n} is beyond --orbits (n <= {oc.MAX_N})")
     total = oc.expected(n, method, kind)
     cover = oc.enumeration(n, method, kind)
     seen: dict[int, dict] = {}
@@ -176,7 +178,11 @@ def _combine_orbit_parts(theorem, parts: list[dict], method: str = "auto") -> di
         if part[0] in seen:
             raise ValueError(f"part {part[0]}/{k} came back twice (a part counted twice)")
         seen[part[0]] = r
-    missing = [i for i in range(k) if i not in seen]
+    missing, i = [], 0
+    while len(missing) < 6 and i < k:  # at most len(parts) + 6 steps, whatever k a file names
+        if i not in seen:
+            missing.append(i)
+        i += 1
     if missing:
         raise ValueError(f"part{'s' if len(missing) > 1 else ''} {', '.join(f'{i}/{k}' for i in missing[:5])}"
                          f"{' …' if len(missing) > 5 else ''} missing")

@@ -590,3 +590,22 @@ def test_a_relabelled_labelled_shard_is_refused(shards, capsys, tmp_path):
     refused(capsys, shards[0], copied, shards[2], match="overlap")
     label = edit(shards[1], lambda d: d["results"][0]["details"].update(shard="0/3"), tmp_path / "label.json")
     refused(capsys, shards[0], label, shards[2], match="its shard 0/3 is masks")
+
+
+def test_hostile_orbit_part_numbers_and_sizes_are_refused_at_once(orbit_shards, capsys, tmp_path):
+    """A part count of 10^12, a listing that claims 10^12 parts, n beyond --orbits: one line, no enumeration of it."""
+    huge = edit(orbit_shards[1], lambda d: d["results"][0]["details"].update(part=[1, 10 ** 12]), tmp_path / "k.json")
+    refused(capsys, orbit_shards[0], huge, orbit_shards[2], n=5, name=ORB, match="mixed part counts")
+    alone = [edit(p, lambda d: d["results"][0]["details"].update(part=[i, 10 ** 12]), tmp_path / f"k{i}.json")
+             for i, p in enumerate(orbit_shards)]
+    refused(capsys, *alone, n=5, name=ORB, match="missing")
+    full = tmp_path / "full.json"
+    assert cli(capsys, "prove", ORB, "--n", "5", "--combine", *map(str, orbit_shards), "--certificate",
+               str(full))[0] == 0
+    many = edit(full, lambda d: [x.update(part=[x["part"][0], 10 ** 12]) for x in d["results"][0]["details"]["parts"]],
+                tmp_path / "many.json")
+    code, out, _ = cli(capsys, "certificate", "verify", str(many))
+    assert code == 1 and "details.parts is not" in out
+    far = edit(full, lambda d: d["results"][0].update(n=8), tmp_path / "far.json")
+    code, out, _ = cli(capsys, "certificate", "verify", str(far))
+    assert code == 1 and "beyond --orbits" in out
