@@ -323,3 +323,92 @@ def test_dense_witnesses_match_a_search_per_pair(seed, shape):
     queries = [(p, c) for p in range(n) for c in range(5)]
     assert leak_module.mask_to_order(mask).dense
     check_paths(mask, held, queries, nearest_sources(mask, held, queries))
+
+
+# --- stack leaks, isolation and flows (theory/stack_leak.py) against the definitions -----------------------------
+#
+# First arrivals from plain numpy products (theory.stack.reach_reference), the nearest position by (layers, position),
+# the witness walked back by the rule of StackFlow.witness with plain loops.
+
+from hasse.theory.stack import LayerStack, StackLayer, reach_reference
+from hasse.theory.stack_leak import find_stack_flows, find_stack_isolation, find_stack_leaks
+
+
+def reference_first(masks, depth):
+    n = len(masks[0])
+    first = np.full((n, n), -1)
+    for layers in range(depth + 1):
+        first[(first < 0) & reach_reference(masks, layers) if layers else np.eye(n, dtype=bool)] = layers
+    return first
+
+
+def reference_stack_flow(masks, first, k, q):
+    """(path, hop layers, depth) of the earliest arrival of k at q, ties to the fewest layers, then smallest."""
+    path, hops, cur = [q], [], q
+    while cur != k:
+        arrival = int(first[cur, k])
+        layer = masks[(arrival - 1) % len(masks)]
+        v = min((int(first[u, k]), u) for u in range(len(layer))
+                if u != cur and layer[cur, u] and 0 <= first[u, k] <= arrival - 1)[1]
+        hops.append(arrival)
+        path.append(v)
+        cur = v
+    return tuple(reversed(path)), tuple(reversed(hops)), int(first[q, k])
+
+
+def reference_nearest(first, p, candidates):
+    seen = [(int(first[p, k]), k) for k in candidates if first[p, k] >= 0]
+    return min(seen)[1] if seen else None
+
+
+def random_stack(rng, n):
+    masks = []
+    for _ in range(int(rng.integers(1, 4))):
+        m = rng.random((n, n)) < rng.choice([0.05, 0.15, 0.4])
+        m[~m.any(axis=1), 0] = True  # no empty rows: the policy is not under test here
+        masks.append(m)
+    return masks, LayerStack(tuple(StackLayer(m, f"layer{i}") for i, m in enumerate(masks)), "random")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**31))
+def test_stack_isolation_and_flows_match_the_definitions(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 22))
+    masks, stack = random_stack(rng, n)
+    first = reference_first(masks, len(masks) * (n + 1))
+    groups = [sorted(set(rng.integers(0, n, size=int(rng.integers(0, 6))).tolist())) for _ in range(rng.integers(0, 6))]
+    want = []
+    for g, members in enumerate(groups):
+        for p in members:
+            for h, others in enumerate(groups):
+                if h != g and (k := reference_nearest(first, p, others)) is not None:
+                    want.append((p, k, *reference_stack_flow(masks, first, k, p)))
+    assert [(f.position, f.source, f.path, f.hop_layers, f.depth) for f in find_stack_isolation(stack, groups)] == want
+    sources = sorted(set(rng.integers(0, n, size=int(rng.integers(1, n + 1))).tolist()))
+    sinks = sorted(set(rng.integers(0, n, size=int(rng.integers(1, n + 1))).tolist()))
+    want = [(p, k, *reference_stack_flow(masks, first, k, p)) for p in sinks
+            if (k := reference_nearest(first, p, sources)) is not None]
+    got = find_stack_flows(stack, sources, sinks)
+    assert [(f.position, f.source, f.path, f.hop_layers, f.depth) for f in got] == want
+    for f in got:  # each hop an edge of the layer it names, the layers increasing
+        assert all(masks[(layer - 1) % len(masks)][b, a] for a, b, layer in zip(f.path, f.path[1:], f.hop_layers))
+        assert list(f.hop_layers) == sorted(set(f.hop_layers)) and (not f.hop_layers or f.hop_layers[-1] == f.depth)
+
+
+@pytest.mark.parametrize("spec", ["bad_butterfly_crossed:n=7", "bad_packed_window:lengths=3+4+5,window=3",
+                                  "bad_block_own_content:n=6,block=2"])
+def test_stack_leaks_of_bad_designs_match_the_definitions(spec):
+    task = build_task(spec)
+    masks = [task.mask, np.tril(task.mask)]
+    masks[1][~masks[1].any(axis=1), 0] = True
+    stack = LayerStack(tuple(StackLayer(m, f"layer{i}") for i, m in enumerate(masks)), "two")
+    first = reference_first(masks, 2 * (task.size + 1))
+    sources = task.all_sources()
+    want = []
+    for p in task.supervised:
+        for t in task.labels[p]:
+            if (j := reference_nearest(first, p, [v for v in range(task.size) if t in sources[v]])) is not None:
+                want.append((p, t, j, *reference_stack_flow(masks, first, j, p)))
+    report = find_stack_leaks(task, stack, empty_rows="attend-none")
+    assert [(x.position, x.target, x.source, x.path, x.hop_layers, x.depth) for x in report.leaks] == want

@@ -170,9 +170,11 @@ class StackFlow:
             arrival = int(self.first[cur, k])
             mask = self.stack.layer(arrival - 1).mask
             row = self.first[:, k]
-            candidates = [v for v in np.flatnonzero(mask[cur]).tolist()
-                          if v != cur and 0 <= row[v] <= arrival - 1]
-            v = min(candidates, key=lambda u: (int(row[u]), u))
+            candidates = np.flatnonzero(mask[cur])
+            seen = row[candidates]
+            ok = (candidates != cur) & (seen >= 0) & (seen <= arrival - 1)
+            candidates, seen = candidates[ok], seen[ok]
+            v = int(candidates[np.lexsort((candidates, seen))[0]])  # fewest layers, then smallest position
             hops.append(arrival)
             path.append(v)
             cur, bound = v, int(row[v])

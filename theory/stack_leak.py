@@ -39,9 +39,9 @@ def apply_stack_policy(stack: LayerStack, policy: str = LEAK_DEFAULT, key_only=(
     return LayerStack(tuple(layers), stack.spec, stack.note), tuple(sorted(rows))
 
 
-def _nearest(flow: StackFlow, p: int, candidates: Iterable[int]) -> int | None:
+def _nearest(flow: StackFlow, p: int, candidates: Iterable[int] | np.ndarray) -> int | None:
     """The candidate ``p`` sees first (fewest layers, then smallest position); None if none ever."""
-    cands = np.fromiter(candidates, dtype=np.int64)
+    cands = candidates if isinstance(candidates, np.ndarray) else np.fromiter(candidates, dtype=np.int64)
     if cands.size == 0:
         return None
     f = flow.first[p, cands]
@@ -83,10 +83,12 @@ def find_stack_leaks(task, stack: LayerStack, layers: int | None = None, *, empt
     for j, held in enumerate(sources):
         for t in held:
             holders.setdefault(t, []).append(j)
+    held_by = {t: np.array(js, dtype=np.int64) for t, js in holders.items()}
+    none = np.zeros(0, dtype=np.int64)
     leaks = []
     for p in task.supervised:
         for t in task.labels[p]:
-            j = _nearest(flow, p, holders.get(t, ()))
+            j = _nearest(flow, p, held_by.get(t, none))
             if j is not None:
                 path, hops, depth = _path(flow, j, p)
                 leaks.append(Leak(p, t, j, path, depth, hops))
@@ -99,20 +101,37 @@ def find_stack_leaks(task, stack: LayerStack, layers: int | None = None, *, empt
 
 def find_stack_isolation(stack: LayerStack, groups: Sequence[Sequence[int]], *,
                          flow: StackFlow | None = None) -> tuple[Flow, ...]:
-    """Positions of one group that depend on a position of another (one per position and foreign group)."""
+    """Positions of one group that depend on a position of another (one per position and foreign group).
+
+    For each group at once: the first arrival of every member from every grouped position, keyed
+    ``layers * n + position`` (unseen: past every key), and its minimum per group by one
+    ``minimum.reduceat``: the nearest member of each group, as :func:`_nearest` picks it.
+    """
     if not groups:
         return ()
     flow = flow or propagate(stack)
+    n = flow.n
+    lists = [np.asarray(list(members), dtype=np.int64) for members in groups]
+    nonempty = [h for h, members in enumerate(lists) if members.size]
+    if not nonempty:
+        return ()
+    everyone = np.concatenate([lists[h] for h in nonempty])
+    starts = np.cumsum([0] + [lists[h].size for h in nonempty[:-1]])
+    unseen = np.iinfo(np.int64).max
     out = []
-    for g, members in enumerate(groups):
-        for p in members:
-            for h, others in enumerate(groups):
-                if h == g:
-                    continue
-                k = _nearest(flow, p, others)
-                if k is not None:
-                    path, hops, depth = _path(flow, k, p)
-                    out.append(Flow(p, k, path, depth, hops))
+    column_of = np.array(nonempty)
+    chunk = max(1, (1 << 22) // everyone.size)  # rows of first arrivals held at a time
+    for g, members in enumerate(lists):
+        for lo in range(0, members.size, chunk):
+            rows = members[lo:lo + chunk]
+            first = flow.first[np.ix_(rows, everyone)].astype(np.int64)
+            keys = np.where(first >= 0, first * n + everyone, unseen)
+            nearest = np.minimum.reduceat(keys, starts, axis=1)  # (rows, nonempty groups)
+            nearest[:, column_of == g] = unseen
+            for row, column in zip(*np.nonzero(nearest != unseen)):  # row by row, groups in order
+                p, k = int(rows[row]), int(nearest[row, column] % n)
+                path, hops, depth = _path(flow, k, p)
+                out.append(Flow(p, k, path, depth, hops))
     return tuple(out)
 
 
@@ -122,7 +141,7 @@ def find_stack_flows(stack: LayerStack, sources: Iterable[int], sinks: Iterable[
     if flow is None:
         read, _ = apply_stack_policy(stack, empty_rows)
         flow = propagate(read)
-    src = sorted(set(sources))
+    src = np.array(sorted(set(sources)), dtype=np.int64)
     out = []
     for p in sorted(set(sinks)):
         k = _nearest(flow, p, src)
