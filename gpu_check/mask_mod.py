@@ -16,6 +16,7 @@ import numpy as np
 from hasse.gpu_check.torch_extra import has_torch, require_torch
 from hasse.theory.errors import InputError
 from hasse.theory.mask_mod import broadcast_mask
+from hasse.theory.user_code import raised
 
 
 def evaluate_mask_mod_torch(fn: Callable, n: int, kv_len: int | None = None) -> np.ndarray:
@@ -61,7 +62,7 @@ def evaluate_mask_mod_torch(fn: Callable, n: int, kv_len: int | None = None) -> 
         pass
     if isinstance(first, InputError):
         raise first
-    raise InputError(f"mask_mod {name} raised {type(first).__name__}: {first} (on torch index tensors)") from None
+    raise InputError(f"{raised(f'mask_mod {name}', first)} (on torch index tensors)") from None
 
 
 def _to_numpy(result):

@@ -146,9 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             from hasse.figure import picture_format
 
             picture_format(args.png)
+        from hasse.theory.user_code import limits as user_code_limits
+
         with warnings.catch_warnings():
             warnings.showwarning = _warning_line  # a Python warning (a BlockMask read at block size): one line
-            return int(args.run(args))
+            with user_code_limits(seconds=getattr(args, "timeout", None)):  # user code is bounded by --timeout too
+                return int(args.run(args))
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

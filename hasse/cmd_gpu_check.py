@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
-from hasse.masks_in import add_convention_argument, add_stack_arguments
+from hasse.masks_in import add_code_timeout_argument, add_convention_argument, add_stack_arguments
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command
 from hasse.tables import capped_rows, cut_items
@@ -119,6 +119,7 @@ def register(sub) -> None:
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
+    add_code_timeout_argument(p)
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from hasse.masks_in import (add_convention_argument, add_empty_rows_argument, add_query_arguments, add_range_arguments,
-                            add_stack_arguments)
+from hasse.masks_in import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
+                            add_query_arguments, add_range_arguments, add_stack_arguments)
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import capped_table
@@ -119,6 +119,7 @@ def register(sub) -> None:
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
                         "leaks); a 4-D array's batch rows are always each checked")
     add_stack_arguments(p)
+    add_code_timeout_argument(p)
     p.set_defaults(run=ascii_aware(run_leak))
 
     f = add_command(sub, "flow", "may positions of one set depend on another set?", FLOW_DESCRIPTION, FLOW_EPILOG)

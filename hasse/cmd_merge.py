@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from hasse.masks_in import add_code_timeout_argument
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command
 from hasse.tables import align, capped_rows, capped_table, cut, cut_items, task_table
@@ -69,6 +70,7 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
+    add_code_timeout_argument(p)
     p.set_defaults(run=ascii_aware(run_merge))
 
     c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
@@ -78,6 +80,7 @@ def register(sub) -> None:
                    help="the inference tasks: a built-in family or a family .json file")
     c.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
+    add_code_timeout_argument(c)
     add_json_arguments(c)
     c.set_defaults(run=ascii_aware(run_consistent))
 

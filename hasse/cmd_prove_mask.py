@@ -151,14 +151,10 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK"):
     try:
         if source_kind(source) == "function":
             path, fn = split_function(source)
-            try:
-                from hasse.solvers.symbolic.catalog import symbolic_mask_mod
-            except ImportError:  # the tracer alone (solvers/symbolic/catalog.py not there)
-                from hasse.solvers.symbolic.mask import from_mask_mod
-                from hasse.theory.mask_mod import resolve_function
+            from hasse.solvers.symbolic.catalog import symbolic_mask_mod
+            from hasse.theory.user_code import ARGUMENT
 
-                return from_mask_mod(source, resolve_function(path, fn, source), heads=heads)
-            return symbolic_mask_mod(path, fn, heads=heads)
+            return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT)  # typed on the command line
         if source_kind(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)

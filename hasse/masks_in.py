@@ -15,6 +15,7 @@ from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask import KEY_ONLY_KINDS, QUERY_LAYOUTS, NamedMask
 from hasse.theory.mask_arrays import CONVENTIONS
 from hasse.theory.mask_mod import RangeNeeded
+from hasse.theory.user_code import ARGUMENT
 
 OPTIONS = {"h": "--heads H", "b": "--batch B"}
 
@@ -29,6 +30,16 @@ def add_range_arguments(p) -> None:
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json mask whose 'mask' names file.py:function run it, at --n (default: refused)")
+    add_code_timeout_argument(p)
+
+
+def add_code_timeout_argument(p) -> None:
+    """``--timeout S``: how long user code (a mask_mod, a factory) may run (theory.user_code; default 60 s)."""
+    from hasse.theory.user_code import DEFAULT_SECONDS
+
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help=f"seconds a file.py:mask_mod (its import, factory call and evaluation) may run before it is "
+                        f"stopped: exit 2 (default {DEFAULT_SECONDS:g})")
 
 
 def add_convention_argument(p) -> None:
@@ -97,7 +108,7 @@ def flagged(exc: InputError) -> InputError:
 
 
 def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
-         trust_code: bool = False, convention: str = "auto") -> NamedMask:
+         trust_code: bool = False, convention: str = "auto", code=ARGUMENT) -> NamedMask:
     """Load a mask the way every command reads its MASK argument.
 
     A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
@@ -106,6 +117,9 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
     ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
     ``queries`` and ``kv_len`` read a non-square mask (:func:`theory.mask_io.load_mask`).
     ``trust_code`` (``--trust-code``) lets a ``.json`` mask name a mask_mod to run.
+    ``code``: the leave to run ``source`` itself when it is ``file.py:mask_mod``
+    (:data:`theory.user_code.ARGUMENT`: typed on the command line or passed by an API
+    caller; a layer read from a stack file passes None).
     ``convention`` (``--convention``) reads an array's values; ``.pt`` files are read
     with torch (:func:`hasse.gpu_check.torch_masks.read_torch`) when it is installed.
     An array with batch rows gives batch row 0 (its spec says so).
@@ -122,23 +136,24 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
         raise InputError("--kv-len K needs --n Q, the number of queries", source)
     try:
         return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len,
-                         trust_code=trust_code, convention=convention, torch_reader=torch_reader_or_none())
+                         trust_code=trust_code, convention=convention, torch_reader=torch_reader_or_none(),
+                         code=code)
     except InputError as exc:
         raise flagged(exc) from None
 
 
 def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
                queries: str | None = None, kv_len: int | None = None, trust_code: bool = False,
-               convention: str = "auto"):
+               convention: str = "auto", code=ARGUMENT):
     """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
 
     For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
     (:func:`theory.heads.mask_mod_grid`); the NamedMask holds batch row 0's union
     over heads. A ``.npy``/``.pt`` array of rank 3 or 4 gives its heads and batch rows
     (``heads`` splits a ``(B * H, Q, K)`` array; :func:`theory.mask_io.load_mask_grid`).
-    A spec or 0/1 rows are one matrix, for which they are refused.
+    A spec or 0/1 rows are one matrix, for which they are refused. ``code``: as :func:`load`.
     """
-    from hasse.theory.heads import mask_mod_grid, single
+    from hasse.theory.heads import load_mask_mod_grid, single
     from hasse.theory.mask_io import source_kind
 
     for value, flag in ((heads, "--heads"), (batch, "--batch")):
@@ -148,21 +163,21 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
         return _load_grid(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
                           convention=convention)
     if heads is None and batch is None:
-        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention)
+        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention,
+                     code=code)
         return named, single(named.matrix, named.key_only, named.key_only_kind)
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.theory.mask import default_names
-    from hasse.theory.mask_mod import resolve_function
     from hasse.theory.mask_mod_call import split_function
+    from hasse.theory.user_code import TRUSTED
 
     path, function = split_function(source)
     if n is None:
         raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
     named = load_heads_named(source, path, function, n)  # checks the file and the function
-    fn = resolve_function(path, function, source)  # a factory call is made here, once
-    try:
-        grid = mask_mod_grid(fn, n, heads, batch, source=source, fallback=torch_fallback_or_none(),
-                             kv_len=kv_len, queries=queries)
+    try:  # the file, its factory call (once) and every head in one bounded run
+        grid = load_mask_mod_grid(path, function, source, n, heads, batch, fallback=torch_fallback_or_none(),
+                                  kv_len=kv_len, queries=queries, permission=TRUSTED if trust_code else code)
     except InputError as exc:
         raise flagged(exc) from None
     return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), source, grid.key_only,
@@ -217,24 +232,28 @@ def add_stack_arguments(p) -> None:
 
 
 def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, heads: int | None = None,
-               trust_code: bool = False, convention: str = "auto"):
+               trust_code: bool = False, convention: str = "auto", code=ARGUMENT):
     """The :class:`~theory.stack.LayerStack` of ``--stack`` (errors in the command line's words).
 
     Each layer is a catalogue spec (``n`` filled in), a mask file or a ``file.py:mask_mod``
     (evaluated at ``n``; with ``heads`` its layer mask is the union over heads ``h < heads``,
     each head's empty rows kept as given: the policy reads them per layer later). A mask with
-    several batch rows is refused here: a stack describes one sequence.
+    several batch rows is refused here: a stack describes one sequence. ``code`` is the
+    leave to run the mask_mods ``text`` names (:data:`theory.user_code.ARGUMENT`: typed as
+    ``--stack``); the layers of a stack file run only with ``trust_code`` (issue 20).
     """
     from hasse.theory.mask_io import source_kind
     from hasse.theory.stack_spec import build_stack, load_catalogue_layer
+    from hasse.theory.user_code import TRUSTED
 
     if repeat is not None and repeat < 1:
         raise InputError(f"--repeat must be a positive integer, got {repeat}")
 
-    def loader(item: str, size: int | None):
+    def loader(item: str, size: int | None, permission):
         if source_kind(item) == "spec":
             return load_catalogue_layer(item, size)
-        named, grid = load_heads(item, n=size, heads=heads, trust_code=trust_code, convention=convention)
+        named, grid = load_heads(item, n=size, heads=heads, trust_code=trust_code, convention=convention,
+                                 code=TRUSTED if trust_code else permission)
         if grid.batch_rows > 1:
             raise InputError(f"has {grid.batch_rows} batch rows; a stack layer is one sequence's mask "
                              "(check each batch row on its own)", item)
@@ -243,6 +262,6 @@ def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, he
         return named.matrix, named.spec, "attention"
 
     try:
-        return build_stack(text, n, repeat=repeat or 1, load=loader)
+        return build_stack(text, n, repeat=repeat or 1, load=loader, code=code)
     except InputError as exc:
         raise flagged(exc) from None

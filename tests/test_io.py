@@ -12,6 +12,7 @@ import pytest
 from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask_io import load_mask
 from hasse.theory.mask import NamedMask
+from hasse.theory.user_code import ARGUMENT
 
 CAUSAL_4 = np.tril(np.ones((4, 4), dtype=bool))
 ROWS_4 = CAUSAL_4.astype(int).tolist()
@@ -66,9 +67,9 @@ def mods(tmp_path):
 
 
 def expect_error(source, *phrases, **kwargs):
-    """load_mask(source) raises InputError whose single line contains every phrase."""
+    """load_mask(source) raises InputError whose single line contains every phrase (a mask_mod named as an argument)."""
     with pytest.raises(InputError) as info:
-        load_mask(str(source), **kwargs)
+        load_mask(str(source), **{"code": ARGUMENT, **kwargs})
     message = str(info.value)
     assert "\n" not in message
     for phrase in phrases:
@@ -186,7 +187,7 @@ def test_spec_without_catalogue_is_an_input_error(monkeypatch):
 
 
 def test_mask_mod_causal(mods):
-    mask = load_mask(f"{mods}:causal", n=4)
+    mask = load_mask(f"{mods}:causal", n=4, code=ARGUMENT)
     assert np.array_equal(mask.matrix, CAUSAL_4)
     assert mask.spec == f"{mods}:causal" and mask.names == ("0", "1", "2", "3")
 
@@ -194,12 +195,12 @@ def test_mask_mod_causal(mods):
 def test_mask_mod_sliding_window(mods):
     q, k = np.indices((9, 9))
     expected = (q >= k) & (q - k < 4)
-    assert np.array_equal(load_mask(f"{mods}:sliding_window", n=9).matrix, expected)
+    assert np.array_equal(load_mask(f"{mods}:sliding_window", n=9, code=ARGUMENT).matrix, expected)
 
 
 def test_mask_mod_results_that_broadcast(mods):
-    assert load_mask(f"{mods}:everything", n=3).matrix.all()  # a scalar True is the all-true mask
-    rows = load_mask(f"{mods}:first_rows", n=4).matrix  # (n, 1) depends on the query only
+    assert load_mask(f"{mods}:everything", n=3, code=ARGUMENT).matrix.all()  # a scalar True is the all-true mask
+    rows = load_mask(f"{mods}:first_rows", n=4, code=ARGUMENT).matrix  # (n, 1) depends on the query only
     assert rows[:2].all() and not rows[2:].any()
 
 
@@ -208,7 +209,7 @@ def test_mask_mod_with_torch_ops_goes_through_the_fallback(mods):
     from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch, torch_fallback_or_none
 
     assert torch_fallback_or_none() is evaluate_mask_mod_torch
-    mask = load_mask(f"{mods}:uses_torch", n=4, fallback=torch_fallback_or_none())
+    mask = load_mask(f"{mods}:uses_torch", n=4, code=ARGUMENT, fallback=torch_fallback_or_none())
     assert np.array_equal(mask.matrix, CAUSAL_4)
 
 
@@ -216,7 +217,7 @@ def test_torch_evaluation_falls_back_to_vmap_like_flex(mods):
     pytest.importorskip("torch")
     from hasse.gpu_check.mask_mod import evaluate_mask_mod_torch
 
-    mask = load_mask(f"{mods}:vmap_only", n=5, fallback=evaluate_mask_mod_torch)
+    mask = load_mask(f"{mods}:vmap_only", n=5, code=ARGUMENT, fallback=evaluate_mask_mod_torch)
     assert np.array_equal(mask.matrix, np.tril(np.ones((5, 5), dtype=bool)))
 
 

@@ -18,6 +18,7 @@ from hasse.solvers.symbolic.mask import from_mask_mod, from_rule
 from hasse.solvers.symbolic.terms import SymInt, Tracer, maximum, minimum, where
 from hasse.solvers.symbolic.trace import TraceError, symbols, trace
 from hasse.theory.mask_mod import import_function, mask_mod_to_mask, resolve_function
+from hasse.theory.user_code import ARGUMENT
 
 
 def value(term, **env) -> int | bool:
@@ -170,10 +171,10 @@ def user_file(tmp_path):
 def test_torch_and_numpy_where_through_the_shims(user_file):
     import torch
 
-    m = symbolic_mask_mod(str(user_file), "numpy_where")
-    equal_on_grids(resolve_function(str(user_file), "numpy_where", "t"), m)
-    m = symbolic_mask_mod(str(user_file), "torch_where")
-    fn = resolve_function(str(user_file), "torch_where", "t")
+    m = symbolic_mask_mod(str(user_file), "numpy_where", code=ARGUMENT)
+    equal_on_grids(resolve_function(str(user_file), "numpy_where", "t", ARGUMENT), m)
+    m = symbolic_mask_mod(str(user_file), "torch_where", code=ARGUMENT)
+    fn = resolve_function(str(user_file), "torch_where", "t", ARGUMENT)
     for n in (1, 2, 3, 6):
         q, kv = torch.arange(n)[:, None], torch.arange(n)[None, :]
         expected = fn(torch.tensor(0), torch.tensor(0), q, kv).expand(n, n).numpy()
@@ -181,7 +182,7 @@ def test_torch_and_numpy_where_through_the_shims(user_file):
 
 
 def test_a_factory_called_with_symbolic_parameters(user_file):
-    make = import_function(str(user_file), "make_window", "t")
+    make = import_function(str(user_file), "make_window", "t", ARGUMENT)
     m = from_rule("user window", make, params={"n": None, "w": None})
     for n in (1, 2, 4, 7):
         for w in (1, 2, 3, 9):
@@ -203,7 +204,7 @@ def line_of(name: str, text: str) -> int:
 ])
 def test_untraceable_names_file_and_line(user_file, name, text, words):
     with pytest.raises(TraceError) as info:
-        symbolic_mask_mod(str(user_file), name)
+        symbolic_mask_mod(str(user_file), name, code=ARGUMENT)
     message = str(info.value)
     assert "\n" not in message
     assert message.startswith(f"user_masks.py:{line_of(name, text)}:"), message

@@ -226,19 +226,27 @@ def design_builder(design: str) -> Callable[[int], list[Task]]:
 
 
 def _file_builder(path: str, function: str, source: str) -> Callable[[int], list[Task]]:
+    """``build(n)``: the tasks ``function(n)`` of the file ``path`` makes, each call a bounded run (theory.user_code).
+
+    A design is only ever an argument (the command line's DESIGN, the API's ``design``):
+    no data file names one, so it runs with :data:`theory.user_code.ARGUMENT`.
+    """
     from hasse.theory.mask_mod import import_function
+    from hasse.theory.user_code import ARGUMENT, raised, run
 
     if not os.path.isfile(path):
         raise InputError("no such file", path)
-    fn = import_function(path, function, source)
+    run(lambda: (import_function(path, function, source, ARGUMENT), None)[1], source=source,
+        what=f"importing {os.path.basename(path)}", path=path)  # a missing function: refused before the search
 
-    def build(n: int) -> list[Task]:
+    def make(n: int) -> list[Task]:
+        fn = import_function(path, function, source, ARGUMENT)
         try:
             result = fn(n)
         except InputError:
             raise
         except Exception as exc:  # the user's function failed at this size
-            raise InputError(f"{function}({n}) raised {type(exc).__name__}: {exc}", source) from None
+            raise InputError(raised(f"{function}({n})", exc, path), source) from None
         items = result if isinstance(result, (list, tuple)) else [result]
         tasks = []
         for item in items:
@@ -250,6 +258,9 @@ def _file_builder(path: str, function: str, source: str) -> Callable[[int], list
                 raise InputError(f"{function}({n}) must return a Task or a task JSON object, "
                                  f"got {type(item).__name__}", source)
         return tasks
+
+    def build(n: int) -> list[Task]:
+        return run(lambda: make(n), source=source, what=f"{function}({n})", path=path)
 
     return build
 

@@ -31,7 +31,10 @@ import numpy as np
 from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_rows, refuse, require_policy
 from hasse.theory.errors import InputError, check_fits
 from hasse.theory.mask import as_mask, square_up
-from hasse.theory.mask_mod import MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent
+from hasse.theory.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent,
+                                   resolve_function)
+from hasse.theory.user_code import require_permission
+from hasse.theory.user_code import run as run_user_code
 
 
 @dataclass(frozen=True)
@@ -146,6 +149,28 @@ def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | N
     if kv_len is None and queries is None:
         return HeadMasks(masks, heads, batch)
     return square_heads(masks, heads, batch, queries, source)
+
+
+def load_mask_mod_grid(path: str, function: str, source: str, n: int, heads: int | None = None,
+                       batch: int | None = None, *, permission, fallback: MaskModFallback | None = None,
+                       kv_len: int | None = None, queries: str | None = None) -> HeadMasks:
+    """:func:`mask_mod_grid` of ``function`` in the file ``path`` (a name or a factory call), in one bounded run.
+
+    The import, the factory call and every head's evaluation run in the child of
+    :func:`theory.user_code.run`; ``permission`` as :func:`theory.mask_mod.import_function`
+    (None: refused before anything runs).
+    """
+    require_permission(permission, source)
+    n = check_n(n, source)
+    keys = n if kv_len is None else check_n(kv_len, source, "kv_len")
+    heads, batch = _check_range(heads, "heads"), _check_range(batch, "batch")
+    check_fits(max(n, keys), (batch or 1) * (heads or 1), "masks of every head and batch row")  # before it runs
+
+    def evaluate() -> HeadMasks:
+        fn = resolve_function(path, function, source, permission)
+        return mask_mod_grid(fn, n, heads, batch, source=source, fallback=fallback, kv_len=kv_len, queries=queries)
+
+    return run_user_code(evaluate, source=source, what="mask_mod", path=path)
 
 
 def square_heads(masks, heads: int | None, batch: int | None, queries: str | None, source: str) -> HeadMasks:

@@ -47,6 +47,7 @@ from hasse.theory.mask_arrays import grid_of, is_block_mask, is_tensor, per_head
 from hasse.theory.mask_formats import read_npy, rows_to_mask, text_to_mask
 from hasse.theory.mask_mod import MaskModFallback, check_n, load_mask_mod
 from hasse.theory.mask_mod_call import split_function
+from hasse.theory.user_code import TRUSTED, CodePermission
 
 SpecResolver = Callable[[str], object]
 
@@ -100,6 +101,7 @@ def load_mask(
     torch_reader: TorchReader | None = None,
     heads: int | None = None,
     batch: int | None = None,
+    code: CodePermission | None = None,
 ) -> NamedMask:
     """Return the mask that ``source`` names (a file, ``file.py:function`` or a spec).
 
@@ -136,6 +138,10 @@ def load_mask(
         without it they are refused, naming the extra to install.
     heads, batch : an array's declared heads (``heads`` splits a 3-D ``(B * H, Q, K)``
         array) and batch rows (:func:`theory.mask_arrays.per_head`).
+    code : leave to run ``source`` when it is ``file.py:function``
+        (:data:`theory.user_code.ARGUMENT`: the caller named it, on the command line or
+        in Python); default None: refused unless ``trust_code`` (issue 20). Code named
+        inside a file runs only with ``trust_code``.
 
     Returns
     -------
@@ -155,7 +161,7 @@ def load_mask(
     """
     named, grid = load_mask_grid(source, n=n, fallback=fallback, resolve_spec=resolve_spec, queries=queries,
                                  kv_len=kv_len, trust_code=trust_code, convention=convention,
-                                 torch_reader=torch_reader, heads=heads, batch=batch)
+                                 torch_reader=torch_reader, heads=heads, batch=batch, code=code)
     return first_batch_row(named, grid)
 
 
@@ -179,6 +185,7 @@ def load_mask_grid(
     torch_reader: TorchReader | None = None,
     heads: int | None = None,
     batch: int | None = None,
+    code: CodePermission | None = None,
 ) -> tuple[NamedMask, HeadMasks]:
     """``(NamedMask, HeadMasks)``: the mask of :func:`load_mask` and the masks per batch row and head.
 
@@ -206,7 +213,8 @@ def load_mask_grid(
         if n is not None:
             n = check_n(n, source)
         path, function = split_function(str(source))
-        named = load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries)
+        named = load_mask_mod(path, function, str(source), n, fallback, kv_len=kv_len, queries=queries,
+                              permission=TRUSTED if trust_code else code)
         return named, single(named.matrix, named.key_only, named.key_only_kind)
     token = _TRUSTED.set((n,) if trust_code else None)
     reading_token = _READING.set(reading)
@@ -296,9 +304,10 @@ def _load(source, n, fallback, resolve_spec, seen) -> NamedMask:
     if n is not None:
         n = check_n(n, source)
     form = source_kind(source)
-    if form == "function":
+    if form == "function":  # named inside a JSON file: runs only with --trust-code
         path, function = split_function(source)
-        return load_mask_mod(path, function, source, n, fallback)
+        return load_mask_mod(path, function, source, n, fallback,
+                             permission=TRUSTED if _TRUSTED.get() is not None else None)
     if form == "file":
         mask = _load_file(source, n, fallback, resolve_spec, seen)
     else:

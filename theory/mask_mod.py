@@ -28,6 +28,10 @@ import numpy as np
 from hasse.theory.errors import InputError, TooLargeError, check_fits
 from hasse.theory.mask import NamedMask, as_mask, default_names, square_up
 from hasse.theory.mask_mod_call import factory_problem, parse_call
+from hasse.theory.user_code import in_child as user_code_in_child
+from hasse.theory.user_code import raised as user_raised
+from hasse.theory.user_code import require_permission
+from hasse.theory.user_code import run as run_user_code
 
 MaskModFallback = Callable[[Callable, int], np.ndarray]
 
@@ -74,7 +78,7 @@ def check_mask_fits(n: int, source: str) -> None:
         raise TooLargeError(str(exc), source) from None
 
 
-def load_mask_mod(path: str, function: str, source: str, n, fallback, *, kv_len=None,
+def load_mask_mod(path: str, function: str, source: str, n, fallback, *, permission, kv_len=None,
                   queries: str | None = None) -> NamedMask:
     """Return the mask of ``function`` from the file ``path`` on ``n`` positions.
 
@@ -82,7 +86,11 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback, *, kv_len=
     With ``kv_len`` the mask_mod is evaluated on the ``n x kv_len`` grid (``n``
     queries, FlexAttention's ``Q_LEN``; ``kv_len`` keys, its ``KV_LEN``) and embedded
     in a square mask by :func:`theory.mask.square_up` with the layout ``queries``.
+    ``permission`` is a :class:`theory.user_code.CodePermission` (None: refused, the
+    name came from a data file). The file is imported, its factory called and the
+    mask_mod evaluated in one bounded run (:func:`theory.user_code.run`).
     """
+    require_permission(permission, source)
     if not function:
         raise InputError("needs a function name after ':' (file.py:function)", source)
     if not os.path.isfile(path):
@@ -96,29 +104,65 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback, *, kv_len=
     if kv_len is not None:
         kv_len = check_n(kv_len, source, "kv_len")
         check_mask_fits(n + kv_len, source)
-    fn = resolve_function(path, function, source)
-    matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback, kv_len=kv_len)
-    if kv_len is None and queries is None:
-        return NamedMask(matrix, default_names(n), source)
-    square, key_only, kind = square_up(matrix, queries, source)
-    return NamedMask(square, default_names(square.shape[0]), source, key_only, kind)
+    def evaluate() -> NamedMask:  # in the bounded child: import, factory call, every evaluation
+        fn = resolve_function(path, function, source, permission)
+        matrix = mask_mod_to_mask(fn, n, source=source, fallback=fallback, kv_len=kv_len)
+        if kv_len is None and queries is None:
+            return NamedMask(matrix, default_names(n), source)
+        square, key_only, kind = square_up(matrix, queries, source)
+        return NamedMask(square, default_names(square.shape[0]), source, key_only, kind)
+
+    return run_user_code(evaluate, source=source, what="mask_mod", path=path)
 
 
-def import_function(path: str, function: str, source: str) -> Callable:
-    """Import ``path`` as a fresh module and return its attribute ``function`` (errors: InputError)."""
-    name = f"_hasse_mask_mod_{next(_module_ids)}"
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise InputError("cannot be imported as a Python module", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
+def package_of(path: str) -> tuple[str, str] | None:
+    """``(root folder, dotted name)`` of a file inside a package (its folder holds ``__init__.py``), else None.
+
+    The folders holding ``__init__.py`` are walked up; the first one without it is the
+    root that goes on ``sys.path``, as when the package is imported by name.
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> (root / "gym" / "masks").mkdir(parents=True)
+    >>> for f in ("gym/__init__.py", "gym/masks/__init__.py", "gym/masks/window.py"):
+    ...     _ = (root / f).write_text("")
+    >>> found = package_of(str(root / "gym" / "masks" / "window.py"))
+    >>> found[1], found[0] == str(root)
+    ('gym.masks.window', True)
+    >>> package_of(str(root / "gym.py")) is None
+    True
+    """
     folder = os.path.dirname(os.path.abspath(path))
-    sys.path.insert(0, folder)  # so that the file can import its neighbours, as a script would
+    stem = os.path.splitext(os.path.basename(path))[0]
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        parts.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    inside = len(parts) > (0 if stem == "__init__" else 1)
+    if not inside or not all(p.isidentifier() for p in parts):
+        return None
+    return folder, ".".join(parts)
+
+
+def import_function(path: str, function: str, source: str, permission) -> Callable:
+    """Import ``path`` and return its attribute ``function`` (errors: InputError): the one place a user's file is imported.
+
+    ``permission`` must be a :class:`theory.user_code.CodePermission`: the command line
+    (a code name typed as an argument) or ``--trust-code`` grants one; every reader of a
+    data file passes None, refused here before the file runs. A file inside a package
+    (folders holding ``__init__.py``) is imported by its dotted name with the package's
+    root on ``sys.path`` (:func:`package_of`), so its relative and absolute package
+    imports work; any other file as a fresh module, its folder on ``sys.path``.
+    """
+    require_permission(permission, source)
+    package = package_of(path)
+    folder = package[0] if package else os.path.dirname(os.path.abspath(path))
+    sys.path.insert(0, folder)  # so that the file can import its neighbours, as a script (or its package) would
     try:
-        spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
-        del sys.modules[name]
-        raise InputError(f"importing it raised {type(exc).__name__}: {exc}", path) from None
+        module = _import_in_package(path, *package) if package else _import_alone(path)
     finally:
         if sys.path and sys.path[0] == folder:
             del sys.path[0]
@@ -132,7 +176,40 @@ def import_function(path: str, function: str, source: str) -> Callable:
     return fn
 
 
-def resolve_function(path: str, function: str, source: str) -> Callable:
+def _import_alone(path: str):
+    """``path`` executed as a fresh module of its own (a file outside any package)."""
+    name = f"_hasse_mask_mod_{next(_module_ids)}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise InputError("cannot be imported as a Python module", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except BaseException as exc:  # noqa: BLE001 - SystemExit too: one line, never the end of the command
+        del sys.modules[name]
+        if isinstance(exc, KeyboardInterrupt) and not user_code_in_child():
+            raise
+        raise InputError(user_raised("importing it", exc, path), path) from None
+    return module
+
+
+def _import_in_package(path: str, root: str, dotted: str):
+    """The module ``dotted`` imported by name (its package's root first on ``sys.path``); it must be ``path``."""
+    try:
+        module = importlib.import_module(dotted)
+    except BaseException as exc:  # noqa: BLE001 - as in _import_alone
+        if isinstance(exc, KeyboardInterrupt) and not user_code_in_child():
+            raise
+        raise InputError(user_raised(f"importing it as {dotted}", exc, path), path) from None
+    found = getattr(module, "__file__", None)
+    if not found or os.path.realpath(found) != os.path.realpath(path):
+        raise InputError(f"importing it as {dotted} (its package's name) finds {found or 'another module'}, "
+                         f"not this file: another package named {dotted.split('.')[0]} comes first", path)
+    return module
+
+
+def resolve_function(path: str, function: str, source: str, permission) -> Callable:
     """The mask_mod that ``function`` names in ``path``: a function, or what a factory call returns.
 
     ``function`` is a name (``sliding``) or a call with literal arguments
@@ -140,20 +217,22 @@ def resolve_function(path: str, function: str, source: str) -> Callable:
     factory is called once and must return a ``mask_mod(b, h, q_idx, kv_idx)``. A
     name whose function cannot take those four arguments is refused as a factory
     named without its call (:func:`theory.mask_mod_call.factory_problem`).
+    ``permission``: as :func:`import_function`. Call it inside a bounded run
+    (:func:`theory.user_code.run`): the file and the factory are the user's code.
     """
     if "(" not in function:
-        fn = import_function(path, function, source)
+        fn = import_function(path, function, source, permission)
         if problem := factory_problem(fn, function, path):
             raise InputError(problem, source)
         return fn
     name, args, kwargs = parse_call(function, source)  # before the file runs: bad arguments never execute it
-    factory = import_function(path, name, source)
+    factory = import_function(path, name, source, permission)
     try:
         fn = factory(*args, **kwargs)
     except InputError:
         raise
     except Exception as exc:
-        raise InputError(f"{function} raised {type(exc).__name__}: {exc}", source) from None
+        raise InputError(user_raised(function, exc, path), source) from None
     if not callable(fn):
         shown = repr(fn)
         shown = shown if len(shown) <= 40 else shown[:40] + "…"
@@ -358,11 +437,11 @@ def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallbac
     try:
         with np.errstate(all="ignore"):
             result = fn(zero, zero, q_idx, kv_idx)
+    except MemoryError as exc:  # beyond the address space user code may take (theory.user_code): torch would not fare better
+        raise InputError(user_raised(f"mask_mod {_name(fn)}", exc), source) from None
     except Exception as exc:
         if fallback is None:
-            raise InputError(
-                f"mask_mod {_name(fn)} raised {type(exc).__name__}: {exc} (on numpy index arrays)", source
-            ) from None
+            raise InputError(f"{user_raised(f'mask_mod {_name(fn)}', exc)} (on numpy index arrays)", source) from None
         try:
             result = fallback(fn, n) if kv_len is None else fallback(fn, n, keys)
         except InputError as err:

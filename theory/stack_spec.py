@@ -63,17 +63,22 @@ def split_stack(text: str) -> list[tuple[str, int]]:
     return items
 
 
-MaskLoader = Callable[[str, "int | None"], "tuple[np.ndarray, str, str]"]
-"""``load(layer text, n) -> (mask, spec, kind)``: one layer's (n, n) mask, its canonical spec, its kind."""
+MaskLoader = Callable[[str, "int | None", object], "tuple[np.ndarray, str, str]"]
+"""``load(layer text, n, permission) -> (mask, spec, kind)``: one layer's (n, n) mask, its canonical spec, its
+kind; ``permission`` (a :class:`theory.user_code.CodePermission` or None) says whether a ``file.py:mask_mod``
+layer may run."""
 
 
-def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskLoader | None = None) -> LayerStack:
+def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskLoader | None = None,
+                code=None) -> LayerStack:
     """The stack that ``text`` describes (see :func:`split_stack`), repeated ``repeat`` times.
 
     ``text`` may also name a preset (``gemma3:n=64``, :mod:`theory.presets`). A layer
     spec without ``n`` gets ``n``. ``load`` reads one layer (default: catalogue specs
     only, :func:`load_catalogue_layer`; the command line passes one that also reads
-    files and ``file.py:mask_mod``).
+    files and ``file.py:mask_mod``). ``code`` is the permission of the layers ``text``
+    names itself (the command line's ``--stack``: :data:`theory.user_code.ARGUMENT`);
+    the layers of a stack file get None (a data file: only ``--trust-code`` runs them).
 
     >>> s = build_stack("sliding_window:w=2 x2, causal", n=4)
     >>> s.depth, [layer.spec for layer in s.layers]
@@ -86,7 +91,9 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
         return preset if repeat == 1 else LayerStack(preset.layers * repeat, f"{preset.spec} (repeat {repeat})",
                                                       preset.note)
     load = load or load_catalogue_layer
+    permission = code
     if isinstance(text, str) and text.strip().endswith(".json") and ":" not in text:
+        permission = None  # its layers were read from a file
         items, file_repeat, file_n = read_stack_file(text.strip())
         repeat *= file_repeat
         if file_n is not None:
@@ -99,7 +106,7 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
     cache: dict[str, StackLayer] = {}
     for spec, count in items:
         if spec not in cache:
-            mask, canonical, kind = load(spec, n)
+            mask, canonical, kind = load(spec, n, permission)
             mask = np.ascontiguousarray(mask, dtype=bool)
             if n is None:
                 n = mask.shape[0]
@@ -181,8 +188,8 @@ def _with_n(spec: str, n: int) -> str:
     return f"{spec},n={n}" if ":" in spec else f"{spec}:n={n}"
 
 
-def load_catalogue_layer(text: str, n: int | None) -> tuple[np.ndarray, str, str]:
-    """One layer from a catalogue spec, ``n`` filled in when the spec has no size of its own."""
+def load_catalogue_layer(text: str, n: int | None, permission=None) -> tuple[np.ndarray, str, str]:
+    """One layer from a catalogue spec, ``n`` filled in when the spec has no size of its own (runs no code)."""
     from hasse.theory.catalog import build_spec, get_entry, parse_spec
 
     name, raw = parse_spec(text)

@@ -28,6 +28,7 @@ from hasse.theory.mask_mod_call import split_function
 from hasse.theory.merge import check_family
 from hasse.theory.task import Task, make_task
 from hasse.theory.tasks.prior_art import causal_lm
+from hasse.theory.user_code import TRUSTED
 
 
 def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False, fallback=None,
@@ -48,7 +49,8 @@ def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = F
         try:
             if code is not None:
                 path, function = code
-                return load_mask(f"{os.path.join(folder, path)}:{function}", n=size, fallback=fallback).matrix
+                return load_mask(f"{os.path.join(folder, path)}:{function}", n=size, fallback=fallback,
+                                 code=TRUSTED if trust_code else None).matrix  # a data file: only --trust-code
             return load_mask(candidate if os.path.exists(candidate) else value, trust_code=trust_code,
                              n=size if trust_code else None, fallback=fallback, torch_reader=torch_reader).matrix
         except InputError as exc:

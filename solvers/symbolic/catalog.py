@@ -560,18 +560,23 @@ def index_instances(mask: SymbolicMask, n: int, limit: int = 8, seed: int = 0) -
 # --------------------------------------------------------------------------- a user's file
 
 
-def symbolic_mask_mod(path: str, fn: str, heads: int | None = None) -> SymbolicMask:
+def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None) -> SymbolicMask:
     """The mask_mod ``fn`` of the file ``path`` (a name, or a factory call with literal arguments) for all ``n``.
 
-    The file is loaded as ``hasse`` loads any mask_mod (:func:`theory.mask_mod.resolve_function`);
-    the tracer runs the function on symbolic positions. What it cannot model raises
-    :class:`~solvers.symbolic.trace.TraceError` naming the file and line.
+    The file is loaded as ``hasse`` loads any mask_mod (:func:`theory.mask_mod.resolve_function`,
+    with the permission ``code``: :data:`theory.user_code.ARGUMENT` when the command line
+    names it; None: refused); the tracer runs the function on symbolic positions. The
+    import, the factory call and the tracing are user code: one bounded run
+    (:func:`theory.user_code.run_here`: rehearsed in a child, then here). What the tracer
+    cannot model raises :class:`~solvers.symbolic.trace.TraceError` naming the file and line.
     """
     from hasse.theory.mask_mod import resolve_function
+    from hasse.theory.user_code import require_permission, run_here
 
     source = f"{path}:{fn}"
-    mask_mod = resolve_function(path, fn, source)
-    return from_mask_mod(source, mask_mod, heads=heads)
+    require_permission(code, source)
+    return run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads),
+                    source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
 
 
 def free_names(mask: SymbolicMask) -> set[str]:

@@ -33,6 +33,9 @@ class Untraceable(Exception):
     """An operation the symbolic tracer does not model (the message names it)."""
 
 
+MAX_DECISIONS = 64  # branch decisions on symbolic values within one run of a program (one path)
+
+
 class Tracer:
     """Branch decisions and obligations of one symbolic run (see :mod:`solvers.symbolic.trace`)."""
 
@@ -55,6 +58,9 @@ class Tracer:
         if z3.is_false(cond):
             return False
         i = len(self.taken)
+        if i >= MAX_DECISIONS:  # `while d >= 4: d -= 4` on a symbolic d never ends: one path, unbounded
+            raise Untraceable(f"more than {MAX_DECISIONS} branch decisions on symbolic values in one run (a loop "
+                              "whose condition is symbolic?); write it without a loop over symbolic values")
         if i < len(self.choices):
             decision = self.choices[i]
         else:
