@@ -292,8 +292,8 @@ def _witness(forward: _Ball, backward: _Ball, p: int, pred: _BitRows, succ: _Bit
         level = succ.union(level) & backward.within[depth - i]
         levels.append(level)
     path, cur = [p], p
-    for i in range(depth - 1, -1, -1):
-        step = pred.ints[cur] & levels[i]
+    for d in range(depth - 1, -1, -1):
+        step = pred.ints[cur] & levels[d]
         cur = (step & -step).bit_length() - 1
         path.append(cur)
     return tuple(reversed(path))

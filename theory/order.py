@@ -268,6 +268,8 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
             levels[c] = 1 + max(levels[b] for b in lower[c])
     height = max(levels)
 
-    # L*: 0 or 1 for a dense mask; otherwise computed when first asked for (LimitOrder.convergence_depth)
-    depth = (1 if np.count_nonzero(mask) > np.count_nonzero(np.diagonal(mask)) else 0) if dense else tuple(pred)
+    if dense:
+        depth = 1 if np.count_nonzero(mask) > np.count_nonzero(np.diagonal(mask)) else 0
+    else:
+        depth = tuple(pred)  # the rows L* is computed from when first asked for (LimitOrder.convergence_depth)
     return LimitOrder(n, classes, class_of, edges, closure_rows, None if identity else perm, dense, height, depth)
