@@ -217,9 +217,13 @@ def orbit_problems(theorem: Theorem, r: dict, method: str = "auto", memo: dict |
     digest = digest_of(r)
     if digest is None and (speaks or hit is not None):
         return out + ["names no digest of the masks it checked (details.digest)"]
-    if digest is not None:
-        out += content_problems("the enumeration", digest, r["checked"], speaks,
-                                _found(n, method, kind, None, 1, [digest], memo)[0])
+    if digest is not None:  # a hit names a prefix: read that far only
+        key = (n, method, kind, "whole", speaks, digest["masks"])
+        if memo is None or key not in memo:
+            found = oc.content(n, method, kind, None, digest["masks"], count=speaks)
+            memo = {} if memo is None else memo
+            memo[key] = found
+        out += content_problems("the enumeration", digest, r["checked"], speaks, memo[key])
     return out
 
 

@@ -139,12 +139,14 @@ def _digest_bytes(index: np.ndarray) -> bytes:
 
 
 def content(n: int, method: str = "auto", kind: str = CLASSES, part: tuple[int, int] | None = None,
-            masks: int | None = None) -> tuple[int, str]:
+            masks: int | None = None, count: bool = True) -> tuple[int, str]:
     """``(size, sha256)``: how many masks ``part`` of the enumeration holds here, and the digest of its first ``masks``.
 
     The content a part's result claims (``details.digest``, :data:`DIGEST`), recomputed from
     the enumerator of this checkout without running any predicate (``masks``: every mask
     of the part when None). The combiners and ``certificate verify`` compare it with the claim.
+    ``count=False``: stop once the first ``masks`` are read (``size`` is then how many were
+    read, at least ``masks`` unless the part holds fewer).
 
     >>> content(3)[0], content(3, part=(0, 2))[0] + content(3, part=(1, 2))[0]
     (16, 16)
@@ -158,6 +160,8 @@ def content(n: int, method: str = "auto", kind: str = CLASSES, part: tuple[int, 
         if take:
             digest.update(_digest_bytes(index[:take]))
         size += index.size
+        if not count and masks is not None and size >= masks:
+            break
     return size, digest.hexdigest()
 
 
