@@ -28,6 +28,7 @@ import numpy as np
 
 from hasse.gpu_check.torch_extra import has_torch
 from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 from hasse.theory.mask_arrays import is_block_mask
 
 MASK_KEYS = ("mask", "attention_mask", "attn_mask")
@@ -145,6 +146,7 @@ def block_mask_to_dense(bm, source: str = "BlockMask") -> tuple[np.ndarray, str]
 
     bq, bk = _block_size(bm)
     q_len, kv_len = (int(x) for x in getattr(bm, "seq_lengths", (None, None)))
+    check_positions(max(q_len, kv_len), source)  # the one size limit, before any block is expanded
     q_blocks, k_blocks = -(-q_len // bq), -(-kv_len // bk)
     if getattr(bm, "kv_num_blocks", None) is not None and getattr(bm, "kv_indices", None) is not None:
         partial = _blocks(bm.kv_num_blocks, bm.kv_indices, k_blocks)
@@ -155,6 +157,7 @@ def block_mask_to_dense(bm, source: str = "BlockMask") -> tuple[np.ndarray, str]
         full = np.zeros_like(partial)
     partial, full = partial[:, :, :q_blocks], full[:, :, :q_blocks]
     b, h = partial.shape[:2]
+    check_positions(max(q_len, kv_len), source, masks=b * h, what="masks of every head and batch row")
     spec = (f"BlockMask({f'B={b}, ' if b > 1 else ''}{f'H={h}, ' if h > 1 else ''}Q={q_len}, K={kv_len}, "
             f"BLOCK_SIZE=({bq},{bk}))")
 

@@ -13,7 +13,7 @@ class InputError(ValueError):
 
     def __init__(self, message: str, source: str | None = None):
         self.source = source
-        text = f"{source}: {message}" if source else message
+        text = f"{clip(source, 200)}: {message}" if source else message  # a hostile source stays one short line
         super().__init__(text.replace("\n", " "))
 
 
@@ -31,21 +31,4 @@ def clip(value, limit: int) -> str:
 
 
 class TooLargeError(InputError):
-    """The dense matrices an operation needs would not fit in memory."""
-
-
-def check_fits(n: int, bytes_per_entry: float, what: str, limit_bytes: int = 8 << 30) -> None:
-    """Raise :class:`TooLargeError` when ``n * n * bytes_per_entry`` exceeds the limit.
-
-    >>> check_fits(1024, 1, "mask")
-    >>> check_fits(10**6, 1, "mask")
-    Traceback (most recent call last):
-    ...
-    hasse.theory.errors.TooLargeError: mask of size n = 1000000 needs about 1000.0 GB (n x n x 1 bytes); the limit is 8.6 GB
-    """
-    need = float(n) * n * bytes_per_entry
-    if need > limit_bytes:
-        raise TooLargeError(
-            f"{what} of size n = {n} needs about {need / 1e9:.1f} GB "
-            f"(n x n x {bytes_per_entry:g} bytes); the limit is {limit_bytes / 1e9:.1f} GB"
-        )
+    """The dense matrices an operation needs would not fit in memory (the limits: :mod:`theory.limits`)."""

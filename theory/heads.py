@@ -29,7 +29,8 @@ from typing import Callable
 import numpy as np
 
 from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_rows, refuse, require_policy
-from hasse.theory.errors import InputError, check_fits
+from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 from hasse.theory.mask import as_mask, square_up
 from hasse.theory.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent,
                                    resolve_function)
@@ -133,7 +134,7 @@ def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | N
     keys = n if kv_len is None else check_n(kv_len, source, "kv_len")
     heads, batch = _check_range(heads, "heads"), _check_range(batch, "batch")
     rows, cols = batch or 1, heads or 1
-    check_fits(max(n, keys), rows * cols, "masks of every head and batch row")
+    check_positions(max(n, keys), source, masks=rows * cols, what="masks of every head and batch row")
     masks = np.empty((rows, cols, n, keys), dtype=bool)  # (B, H, Q, K)
     grid_keys = {} if kv_len is None else {"kv_len": kv_len}
     for b in range(rows):
@@ -164,7 +165,8 @@ def load_mask_mod_grid(path: str, function: str, source: str, n: int, heads: int
     n = check_n(n, source)
     keys = n if kv_len is None else check_n(kv_len, source, "kv_len")
     heads, batch = _check_range(heads, "heads"), _check_range(batch, "batch")
-    check_fits(max(n, keys), (batch or 1) * (heads or 1), "masks of every head and batch row")  # before it runs
+    check_positions(max(n, keys), source, masks=(batch or 1) * (heads or 1),
+                    what="masks of every head and batch row")  # before it runs
 
     def evaluate() -> HeadMasks:
         fn = resolve_function(path, function, source, permission)

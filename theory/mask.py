@@ -12,7 +12,8 @@ from typing import Callable, Iterable
 
 import numpy as np
 
-from hasse.theory.errors import InputError, check_fits
+from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 
 
 @dataclass(frozen=True)
@@ -140,7 +141,7 @@ def square_up(matrix, queries: str | None = "end", source: str = "mask") -> tupl
     q, k = mask.shape
     if queries == "separate":
         n = k + q
-        check_fits(n, 1, "mask")
+        check_positions(n, source)
         square = np.zeros((n, n), dtype=bool)
         square[k:, :k] = mask  # (Q, K): the queries attend the memory only
         return square, tuple(range(k)), "memory"
@@ -149,6 +150,7 @@ def square_up(matrix, queries: str | None = "end", source: str = "mask") -> tupl
                          "cannot be the last keys; read it as cross-attention with queries=separate", source)
     if q == k:
         return mask, (), ""
+    check_positions(k, source)  # before the (K, K) square: a row of 10^6 keys is refused here
     square = np.zeros((k, k), dtype=bool)
     square[k - q:] = mask  # (Q, K): the queries are the last Q positions
     return square, tuple(range(k - q)), "cache"
@@ -160,9 +162,13 @@ def grid(rule: Callable, n: int) -> np.ndarray:
     >>> grid(lambda q, k: k <= q, 3).astype(int).tolist()
     [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
     """
-    q = np.arange(n)[:, None]
     k = np.arange(n)[None, :]
-    return np.ascontiguousarray(np.broadcast_to(np.asarray(rule(q, k), dtype=bool), (n, n)))
+    out = np.empty((n, n), dtype=bool)
+    step = max(1, (1 << 22) // max(n, 1))  # rows at a time: a rule's temporaries (int64 indices) stay ~32 MB
+    for start in range(0, n, step):
+        q = np.arange(start, min(n, start + step))[:, None]
+        out[start:start + len(q)] = np.broadcast_to(np.asarray(rule(q, k), dtype=bool), (len(q), n))
+    return out
 
 
 def name_rule(rule: Callable, name: str) -> Callable:
@@ -180,7 +186,7 @@ def named_mask(
     ``names()`` gives the position names (default ``"0" … "size-1"``); it is called
     only after the size check, so a huge size fails fast instead of building names.
     """
-    check_fits(size, 1, "mask")
+    check_positions(size)
     labels = tuple(names()) if names is not None else default_names(size)
     return NamedMask(grid(rule, size), labels, spec)
 

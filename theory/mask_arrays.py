@@ -33,11 +33,13 @@ and expanded by a reader that has torch (``gpu_check.torch_masks``).
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 
-from hasse.theory.errors import InputError, TooLargeError, check_fits
+from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 from hasse.theory.heads import HeadMasks
 from hasse.theory.mask import as_array, square_up
 
@@ -160,12 +162,9 @@ def check_rank(shape, source: str = "mask") -> None:
                          source)
     if 0 in shape:
         raise InputError(f"empty mask (n = 0, shape {shape})", source)
-    b_h = int(np.prod(shape[:-2], dtype=np.int64))
-    if b_h > 1:  # one (Q, K) mask is checked by the readers, with the engine's bytes per entry
-        try:
-            check_fits(max(shape[-2:]), b_h, "masks of every head and batch row")
-        except TooLargeError as exc:
-            raise TooLargeError(str(exc), source) from None
+    b_h = math.prod(shape[:-2])  # Python integers: a forged shape cannot overflow
+    check_positions(max(shape[-2:]), source, masks=b_h,  # the one size limit, on the shape: stride-0 tensors too
+                    what="mask" if b_h == 1 else "masks of every head and batch row")
 
 
 def to_grid(values, convention: str = "auto", *, heads: int | None = None, batch: int | None = None,
@@ -198,6 +197,8 @@ def per_head(values, convention: str = "auto", *, heads: int | None = None, batc
     >>> per_head(np.ones((6, 2, 2), dtype=bool), heads=3).shape
     (2, 3, 2, 2)
     """
+    if getattr(values, "shape", None) is not None:  # a tensor or an array: its shape is checked before it is read
+        check_rank(values.shape, source)
     arr = to_numpy(values, source)
     check_rank(arr.shape, source)
     shape, is_float = arr.shape, np.issubdtype(arr.dtype, np.floating)

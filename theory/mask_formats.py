@@ -14,11 +14,11 @@ import math
 
 import numpy as np
 
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.json_file import json_kind
 from hasse.theory.mask import as_mask
 from hasse.theory.mask_arrays import check_rank
-from hasse.theory.mask_mod import check_mask_fits
+from hasse.theory.limits import MAX_POSITIONS, check_positions, too_large_why
 
 _TRUE = {"1", "true"}
 _FALSE = {"0", "false"}
@@ -36,8 +36,7 @@ def read_npy(path: str) -> np.ndarray:
         shape = _npy_shape(path)  # read the header first, so that a huge array is refused unread
     except OSError as exc:
         raise InputError(f"cannot read ({exc.strerror or exc})", path) from None
-    check_rank(shape, path)  # refused before loading: the data may be large
-    check_mask_fits(max(shape[-2:]), path)
+    check_rank(shape, path)  # refused before loading (the one size limit on positions): the data may be large
     try:
         arr = np.load(path, allow_pickle=False)
     except ValueError as exc:
@@ -85,15 +84,21 @@ def text_to_mask(text: str, source: str = "mask") -> np.ndarray:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        tokens = stripped.replace(",", " ").split()
+        tokens = stripped.replace(",", " ").split(None, MAX_POSITIONS)  # at most one more than fits
+        if len(tokens) > MAX_POSITIONS:
+            raise TooLargeError(f"line {lineno} holds more than {MAX_POSITIONS:,} values: a mask of more than "
+                                f"{MAX_POSITIONS:,} positions does not fit ({too_large_why()})", source)
         if not tokens:
             raise InputError(f"line {lineno} holds separators but no values", source)
         q = len(rows)
+        if q >= MAX_POSITIONS:  # the one size limit, before the row is kept
+            check_positions(q + 1, source)
         digits = "".join(tokens)
         if len(digits) == len(tokens) and not digits.strip("01"):  # fast path: single 0/1 characters
             row = np.frombuffer(digits.encode(), dtype=np.uint8) == ord("1")
         else:
-            row = [_token_value(tok, source, f"on line {lineno} at [{q}, {k}]") for k, tok in enumerate(tokens)]
+            row = np.array([_token_value(tok, source, f"on line {lineno} at [{q}, {k}]")
+                            for k, tok in enumerate(tokens)], dtype=bool)
         if rows and len(row) != len(rows[0]):
             raise InputError(
                 f"ragged rows: line {lineno} has {len(row)} entries, line {first_line} has {len(rows[0])}", source
@@ -135,6 +140,7 @@ def rows_to_mask(rows: list, source: str = "mask") -> np.ndarray:
     """
     if not rows:
         raise InputError("'mask' is an empty list (n = 0)", source)
+    check_positions(max(len(rows), len(rows[0]) if isinstance(rows[0], list) else 0), source)  # before any array
     for q, row in enumerate(rows):
         if not isinstance(row, list):
             raise InputError(f"row {q} of 'mask' is {json_kind(row)}, not a list", source)

@@ -25,7 +25,8 @@ from typing import Callable
 
 import numpy as np
 
-from hasse.theory.errors import InputError, TooLargeError, check_fits
+from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.limits import check_positions
 from hasse.theory.mask import NamedMask, as_mask, default_names, square_up
 from hasse.theory.mask_mod_call import factory_problem, parse_call
 from hasse.theory.user_code import in_child as user_code_in_child
@@ -55,7 +56,6 @@ class RangeNeeded(InputError):
         """The same error naming the option as the caller spells it (``--heads H``)."""
         return RangeNeeded(self.axis, self.value, self.source, option)
 
-BYTES_PER_ENTRY = 4  # room for the engine's matrices beside the mask itself
 _module_ids = itertools.count()
 
 
@@ -73,7 +73,7 @@ def check_n(n, source: str, name: str = "n") -> int:
 def check_mask_fits(n: int, source: str) -> None:
     """Raise TooLargeError naming ``source`` when an n x n mask and the engine's matrices do not fit."""
     try:
-        check_fits(n, BYTES_PER_ENTRY, "mask")
+        check_positions(n)
     except TooLargeError as exc:
         raise TooLargeError(str(exc), source) from None
 
@@ -98,7 +98,7 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback, *, permiss
     if n is None:
         raise InputError("a mask_mod needs n, the number of positions to evaluate it on", source)
     try:  # before the file runs: a size that cannot fit never executes it
-        check_fits(n, BYTES_PER_ENTRY, "mask")
+        check_positions(n)
     except TooLargeError as exc:
         raise TooLargeError(str(exc), source) from None
     if kv_len is not None:

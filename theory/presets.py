@@ -30,6 +30,7 @@ A sliding window of ``w`` means ``w`` keys, the query included (transformers'
 from __future__ import annotations
 
 from hasse.theory.masks import causal, chunked, sliding_window
+from hasse.theory.limits import check_stack_layers
 from hasse.theory.params import N, require_at_least, require_positive
 from hasse.theory.spec import Entry, Param, register
 from hasse.theory.stack import LayerStack, StackLayer
@@ -47,7 +48,7 @@ def _scaled(size: int, scale: int) -> int:
 
 def _pattern(n: int, layers: int, local, is_global, spec: str, note: str) -> LayerStack:
     n = require_positive("n", n)
-    layers = require_positive("layers", layers)
+    layers = check_stack_layers(require_positive("layers", layers))  # before the layers are laid out
     full = StackLayer(causal.build(n).matrix, f"causal:n={n}")
     out = tuple(full if is_global(i) else local for i in range(layers))
     return LayerStack(out, spec, note)

@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, clip
+from hasse.theory.limits import parse_int
 
 PARAM_KINDS = ("int", "int_list", "choice", "bool")
 _INT = re.compile(r"-?\d+")
@@ -254,15 +255,15 @@ def parse_value(param: Param, raw: str, source: str | None = None) -> Any:
     """
     if param.kind == "int":
         if not _INT.fullmatch(raw):
-            raise InputError(f"{param.name} must be an integer, got {raw!r}", source)
-        return int(raw)
+            raise InputError(f"{param.name} must be an integer, got {clip(raw, 40)!r}", source)
+        return parse_int(raw, param.name, source)  # within 64 bits: no int-str limit, no float overflow later
     if param.kind == "int_list":
         items = [item.strip() for item in re.split(r"[+,]", raw)]
         if not raw or not all(_INT.fullmatch(item) for item in items):
             raise InputError(
                 f"{param.name} must be integers separated by '+' or ',' (like 3+2+4), got {raw!r}", source
             )
-        return tuple(int(item) for item in items)
+        return tuple(parse_int(item, param.name, source) for item in items)
     if param.kind == "bool":
         word = raw.lower()
         if word in _TRUE:

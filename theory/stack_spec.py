@@ -16,6 +16,7 @@ from typing import Callable
 import numpy as np
 
 from hasse.theory.errors import InputError
+from hasse.theory.limits import check_stack_layers, parse_int
 from hasse.theory.stack import LayerStack, StackLayer
 
 _COUNT = re.compile(r"^(?P<spec>.*\S)\s+[x×]\s*(?P<count>\d+)\s*$")
@@ -56,7 +57,7 @@ def split_stack(text: str) -> list[tuple[str, int]]:
         if not piece:
             raise InputError("empty layer between separators", source)
         found = _COUNT.match(piece)
-        spec, count = (found["spec"], int(found["count"])) if found else (piece, 1)
+        spec, count = (found["spec"], parse_int(found["count"], "a layer count", source)) if found else (piece, 1)
         if count < 1:
             raise InputError(f"a layer count must be a positive integer, got {count} in {piece!r}", source)
         items.append((spec.strip(), count))
@@ -88,6 +89,7 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
         raise InputError(f"repeat must be a positive integer, got {repeat}")
     preset = _preset(text, n)
     if preset is not None:
+        check_stack_layers(preset.depth * repeat, text)  # before the layers are repeated
         return preset if repeat == 1 else LayerStack(preset.layers * repeat, f"{preset.spec} (repeat {repeat})",
                                                       preset.note)
     load = load or load_catalogue_layer
@@ -102,6 +104,7 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
             n = file_n
     else:
         items = split_stack(text)
+    check_stack_layers(sum(count for _, count in items) * repeat, text)  # the one limit, before any layer is built
     layers: list[StackLayer] = []
     cache: dict[str, StackLayer] = {}
     for spec, count in items:

@@ -11,6 +11,7 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
 from hasse.theory.params import require_int_list
 from hasse.theory.spec import Entry, Param, plus_joined
@@ -31,6 +32,7 @@ def document_ids(lengths: Sequence[int]) -> np.ndarray:
     for i, length in enumerate(lengths):
         if length < 1:
             raise InputError(f"lengths must be positive, got {length} for document {i}")
+    check_positions(sum(lengths))  # before the positions' document ids are laid out
     return np.repeat(np.arange(len(lengths)), lengths)
 
 

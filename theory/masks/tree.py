@@ -12,7 +12,8 @@ from typing import Sequence
 
 import numpy as np
 
-from hasse.theory.errors import InputError, check_fits
+from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 from hasse.theory.mask import NamedMask, grid, name_rule, named_mask, to_text  # grid: used by the examples
 from hasse.theory.params import require_int_list, require_non_negative
 from hasse.theory.spec import Entry, Param, plus_joined
@@ -40,7 +41,7 @@ def tree_table(parents: Sequence[int], prefix: int = 0) -> np.ndarray:
             where = "to the node itself" if parent == i else "forward"
             raise InputError(f"parents[{i}] = {parent} points {where} ({rule})")
     size = prefix + len(parents)
-    check_fits(size, 1, "mask")
+    check_positions(size)
     table = np.zeros((size, size), dtype=bool)
     table[:prefix, :prefix] = np.tri(prefix, dtype=bool)
     for i, parent in enumerate(parents):
