@@ -210,17 +210,21 @@ def check_engine(args) -> bool:
     engine = getattr(args, "engine", "local")
     scheduler, units = getattr(args, "scheduler", None), getattr(args, "units", None)
     if engine != "dask":
-        for flag, given in (("--scheduler", scheduler), ("--units", units is not None)):
+        for flag, given in (("--scheduler", scheduler is not None), ("--units", units is not None)):
             if given:
                 raise InputError(f"{flag} needs --engine dask")
         return False
     for flag, given in (("--shard", args.shard), ("--combine", args.combine), ("--method z3", args.method == "z3"),
-                        ("--workers", scheduler and args.workers != 1)):
+                        ("--workers", scheduler is not None and args.workers != 1)):
         if given:
             why = " (the scheduler's cluster has its own workers)" if flag == "--workers" else ""
             raise InputError(f"--engine dask does not combine with {flag}{why}")
     if units is not None and units < 1:
         raise InputError(f"--units must be >= 1, got {units}")
+    if scheduler is not None:  # before any work, even without dask: tcp:// or tls:// HOST:PORT (an empty one too)
+        from hasse.proofs.distributed import scheduler_address
+
+        scheduler_address(scheduler)
     if importlib.util.find_spec("distributed") is None or importlib.util.find_spec("dask") is None:
         from hasse.proofs.distributed import INSTALL
 

@@ -38,6 +38,9 @@ the rest of the kit works without it (``pip install 'hasse-attention[dist]'``).
 from __future__ import annotations
 
 import os
+import re
+import socket
+import struct
 import time
 import uuid
 from dataclasses import dataclass, replace
@@ -47,6 +50,10 @@ from hasse.theory.errors import InputError
 
 ENGINE = "dask"
 INSTALL = "the dask engine needs dask and distributed: pip install 'hasse-attention[dist]'"
+CONNECT_SECONDS = 30.0  # the bound on reaching a scheduler without --timeout (Dask's own default)
+HANDSHAKE_BYTES = 1 << 16  # a scheduler's first message (its handshake) is about 60 bytes
+# a scheduler address: tcp:// or tls:// (inproc:// names this process; ws:// and ucx:// are not used), HOST:PORT
+_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?):([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -276,17 +283,17 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
     with dask.config.set({"distributed.scheduler.allowed-failures": dask.config.get(
             "distributed.scheduler.allowed-failures", 3)}):
         try:
-            if scheduler:
-                try:
-                    client = Client(scheduler, timeout=30)
-                except OSError as exc:
-                    raise InputError(f"--scheduler {scheduler}: cannot connect ({exc})") from None
+            if scheduler is not None:
+                client = connect(scheduler, CONNECT_SECONDS if timeout is None else min(timeout, CONNECT_SECONDS))
             else:
                 cluster = local_cluster(workers)
                 client = Client(cluster)
             with client:
                 address = client.scheduler.address
-                nworkers = len(client.scheduler_info().get("workers", {})) or workers
+                nworkers = len(client.scheduler_info().get("workers", {}))
+                if cluster is None and not nworkers:  # nothing would ever run a unit: the wait would never end
+                    raise InputError(f"--scheduler {scheduler}: the scheduler has no workers (start some first)")
+                nworkers = nworkers or workers
                 k = units if units is not None else 4 * nworkers
                 work = plan(names, n, method, orbits=orbits, units=k)
                 topic = f"hasse-unit-start-{uuid.uuid4().hex[:12]}"
@@ -327,6 +334,110 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
     if failed:
         engine["failed"] = failed
     return _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here)
+
+
+def scheduler_address(text) -> tuple[str, str, int]:
+    """``(scheme, host, port)`` of a scheduler address ``tcp://HOST:PORT`` or ``tls://HOST:PORT``, 1 <= PORT <= 65535.
+
+    Anything else is an :class:`InputError` of one line, before anything connects.
+
+    >>> scheduler_address("tcp://10.0.0.5:8786"), scheduler_address("tls://[::1]:8786")
+    (('tcp', '10.0.0.5', 8786), ('tls', '::1', 8786))
+    >>> scheduler_address("tcp://127.0.0.1:70000")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --scheduler 'tcp://127.0.0.1:70000': port 70000 is not in 1 … 65535
+    >>> scheduler_address("inproc://x")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --scheduler 'inproc://x': not an address tcp://HOST:PORT or tls://HOST:PORT ...
+    """
+    shown = repr(text) if len(str(text)) <= 80 else repr(str(text)[:80]) + " …"
+    found = _ADDRESS.fullmatch(text) if isinstance(text, str) else None
+    if found is None:
+        raise InputError(f"--scheduler {shown}: not an address tcp://HOST:PORT or tls://HOST:PORT "
+                         "(the address a Dask scheduler prints, e.g. tcp://10.0.0.5:8786)")
+    scheme, host, digits = found.group(1), found.group(2).strip("[]"), found.group(3)
+    port = int(digits) if len(digits) <= 6 else 0  # never int() of thousands of digits
+    if not 1 <= port <= 65535:
+        raise InputError(f"--scheduler {shown}: port {digits if len(digits) <= 20 else digits[:20] + ' …'} "
+                         "is not in 1 … 65535")
+    return scheme, host, port
+
+
+def preflight(address: str, seconds: float) -> None:
+    """:class:`InputError` unless a Dask scheduler answers at ``address`` within ``seconds``.
+
+    A plain socket first, with ``seconds`` for the connection and for every read: a
+    ``tcp://`` scheduler sends its handshake as soon as a peer connects (an 8-byte
+    length, then frames: a count, their lengths, a msgpack map naming ``pickle-protocol``),
+    so a server that accepts and stays silent, or that answers anything else (random
+    bytes would make Dask allocate the length they declare), is refused here, reading
+    at most :data:`HANDSHAKE_BYTES`. A ``tls://`` scheduler waits for the TLS handshake:
+    only the connection is checked, Dask's own bounded connect does the rest.
+    """
+    scheme, host, port = scheduler_address(address)
+    deadline = time.monotonic() + seconds
+    where = f"--scheduler {address}"
+    try:
+        sock = socket.create_connection((host, port), timeout=max(seconds, 0.01))
+    except (OSError, ValueError) as exc:
+        reason = (f"no answer within {seconds:g} s" if isinstance(exc, TimeoutError)
+                  else getattr(exc, "strerror", None) or exc)
+        raise InputError(f"{where}: cannot connect ({reason})") from None
+    try:
+        if scheme != "tcp":
+            return
+
+        def read(count: int) -> bytes:
+            data = b""
+            while len(data) < count:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError
+                sock.settimeout(left)
+                chunk = sock.recv(count - len(data))
+                if not chunk:
+                    raise ConnectionError("the server closed the connection")
+                data += chunk
+            return data
+
+        try:
+            (length,) = struct.unpack("<Q", read(8))
+            if not 16 <= length <= HANDSHAKE_BYTES:
+                raise ValueError(f"its first message declares {length:,} bytes")
+            body = read(length)
+            (count,) = struct.unpack_from("<Q", body)
+            if not 1 <= count <= 64 or 8 * (count + 1) > length:
+                raise ValueError(f"its first message declares {count:,} frames")
+            sizes = struct.unpack_from(f"<{count}Q", body, 8)
+            if 8 * (count + 1) + sum(sizes) != length or b"pickle-protocol" not in body:
+                raise ValueError("its first message is not a Dask handshake")
+        except TimeoutError:
+            raise InputError(f"{where}: connected, but no Dask handshake within {seconds:g} s "
+                             "(is it a Dask scheduler?)") from None
+        except (OSError, ValueError, struct.error) as exc:
+            raise InputError(f"{where}: does not answer as a Dask scheduler ({exc})") from None
+    finally:
+        sock.close()
+
+
+def connect(address: str, seconds: float):
+    """A ``distributed.Client`` of the scheduler at ``address``, every step bounded by ``seconds``; else InputError.
+
+    :func:`preflight` first, then Dask's connect with ``timeout=seconds``; whatever it
+    raises (a refused TLS handshake, a garbled answer, a timeout) is one line.
+    """
+    from distributed import Client
+
+    start = time.monotonic()
+    preflight(address, seconds)
+    left = max(seconds - (time.monotonic() - start), 1.0)
+    try:
+        return Client(address, timeout=left)
+    except Exception as exc:  # noqa: BLE001 (any failure to connect is the same refusal)
+        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
+        raise InputError(f"--scheduler {address}: cannot connect ({reason})") from None
 
 
 def local_cluster(workers: int):
