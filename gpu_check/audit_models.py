@@ -25,6 +25,7 @@ import os
 from dataclasses import dataclass
 
 from hasse.theory.errors import InputError
+from hasse.theory.json_file import json_kind, parse_json, read_json
 
 INSTALL = "pip install 'hasse-attention[hf]'"
 WINDOW = 4  # default sliding window (keys, self included) of the windowed families
@@ -120,13 +121,11 @@ def small_config(spec: ModelSpec):
         base = {}
     elif spec.name.endswith(".json") or os.path.isdir(spec.name):
         path = os.path.join(spec.name, "config.json") if os.path.isdir(spec.name) else spec.name
-        try:
-            with open(path, encoding="utf-8") as handle:
-                base = json.load(handle)
-        except (OSError, ValueError) as exc:
-            raise InputError(f"cannot read the configuration ({exc})", path) from None
+        base = read_json(path)  # a regular file only (a FIFO never blocks), nesting and integers bounded
         if not isinstance(base, dict) or "model_type" not in base:
             raise InputError("a config.json needs a \"model_type\" field", path)
+        if not isinstance(base["model_type"], str):
+            raise InputError(f'"model_type" must be a string, got {json_kind(base["model_type"])}', path)
         try:
             cls = transformers.AutoConfig.for_model(base["model_type"]).__class__
         except ValueError as exc:
@@ -136,6 +135,10 @@ def small_config(spec: ModelSpec):
         raise InputError(f"unknown model {spec.name!r}: a family ({', '.join(FAMILIES)}), "
                          "transformers:SomeConfig or a config.json", "--model")
     probe = cls()
+    for key, value in base.items():
+        check_field(probe, key, value, spec.name, known=False)
+    for key, value in spec.overrides:
+        check_field(probe, key, value, "--set")
     fields.update({"num_hidden_layers": spec.layers, "n_layer": spec.layers,
                    "max_position_embeddings": max(spec.max_positions, 128)})
     if spec.window is not None:
@@ -153,6 +156,49 @@ def small_config(spec: ModelSpec):
         return cls(**merged)
     except (TypeError, ValueError, NotImplementedError) as exc:
         raise InputError(f"cannot build {cls.__name__} ({str(exc).splitlines()[0]})", spec.name) from None
+
+
+MAX_SIZE = 4096  # a size field (hidden size, heads, MLP, vocabulary) set by --set or a config.json
+OWN_OPTIONS = {"num_hidden_layers": "--layers", "n_layer": "--layers", "sliding_window": "--window",
+               "attention_chunk_size": "--chunk"}
+
+
+def check_field(probe, key: str, value, source: str, known: bool = True) -> None:
+    """:class:`InputError` unless ``value`` can stand for configuration field ``key`` (``probe``: a default config).
+
+    A field whose default is a number takes a number (or null), a boolean field a
+    boolean (or null). ``--set`` (``known``) names fields the configuration has, never
+    one that has its own option (``--layers``, ``--window``, ``--chunk``), and sets a
+    size of :data:`SMALL` to an integer in 1 … :data:`MAX_SIZE` (the model is built for
+    real); a config.json's own sizes are replaced by :data:`SMALL` anyway.
+
+    >>> class Probe: hidden_size, use_cache, hidden_act = 4096, True, "silu"
+    >>> check_field(Probe(), "hidden_act", "gelu", "--set")
+    >>> check_field(Probe(), "use_cache", "abc", "--set")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --set: use_cache must be true or false (its default is True), got 'abc'
+    >>> check_field(Probe(), "hidden_size", 10 ** 9, "--set")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --set: hidden_size must be an integer in 1 … 4096 (the model is built for real), got 1000000000
+    """
+    if known and key in OWN_OPTIONS:
+        raise InputError(f"{key} is set by {OWN_OPTIONS[key]}, not --set", source)
+    if known and not hasattr(probe, key):
+        raise InputError(f"{type(probe).__name__} has no field {key!r}", source)
+    default = getattr(probe, key, None)
+    shown = repr(value) if len(repr(value)) <= 60 else repr(value)[:60] + " …"
+    if known and key in SMALL and (type(value) is not int or not 1 <= value <= MAX_SIZE):
+        raise InputError(f"{key} must be an integer in 1 … {MAX_SIZE} (the model is built for real), got {shown}",
+                         source)
+    if value is None:
+        return
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise InputError(f"{key} must be true or false (its default is {default}), got {shown}", source)
+    elif isinstance(default, (int, float)) and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise InputError(f"{key} must be a number (its default is {default!r}), got {shown}", source)
 
 
 def first_sentence(text: str) -> str:
@@ -174,11 +220,15 @@ def parse_override(text: str) -> tuple[str, object]:
     """
     key, sep, value = str(text).partition("=")
     if not sep or not key.isidentifier():
-        raise InputError(f"expected FIELD=VALUE (a configuration field), got {text!r}", "--set")
+        shown = repr(text) if len(str(text)) <= 60 else repr(str(text)[:60]) + " …"
+        raise InputError(f"expected FIELD=VALUE (a configuration field), got {shown}", "--set")
     try:
-        return key, json.loads(value)
-    except ValueError:
-        return key, value
+        json.loads(value)
+    except json.JSONDecodeError:
+        return key, value  # not JSON: text
+    except (RecursionError, ValueError):
+        pass  # JSON too deep, or an integer beyond Python's digit limit: refused in one line below
+    return key, parse_json(value, f"--set {key}")
 
 
 def is_encoder(config) -> bool:
