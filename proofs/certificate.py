@@ -162,6 +162,7 @@ def read_certificate(path: str) -> Certificate:
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(k, str) and _is_sha(v) for k, v in sources.items()):
         raise InputError('"sources" must map file paths to sha256 hex digests', path)
+    fp.check_sources(sources, path)  # only the kit's own relative source paths (never /etc/passwd, never 300,000)
     kit = data.get("kit")
     results = [check_result(r, path, i) for i, r in enumerate(parts)]
     return Certificate(path, results, sources, kit if isinstance(kit, str) else None)

@@ -44,16 +44,52 @@ def _folders() -> dict[str, Path]:
             "proofs": Path(hasse.proofs.__path__[0])}
 
 
-def source_hashes() -> dict[str, str]:
-    """``{"theory/order.py": sha256 hex, …}``: every ``.py`` file under ``theory/``, ``solvers/`` and ``proofs/``."""
+def _source_files() -> dict[str, Path]:
+    """``{"theory/order.py": its path, …}``: every ``.py`` file under ``theory/``, ``solvers/`` and ``proofs/``."""
     out = {}
     for name, root in _folders().items():
         for path in sorted(root.rglob("*.py")):
             if "__pycache__" in path.parts:
                 continue
-            rel = f"{name}/{path.relative_to(root).as_posix()}"
-            out[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
+            out[f"{name}/{path.relative_to(root).as_posix()}"] = path
     return out
+
+
+def source_hashes() -> dict[str, str]:
+    """``{"theory/order.py": sha256 hex, …}``: every ``.py`` file under ``theory/``, ``solvers/`` and ``proofs/``."""
+    return {rel: hashlib.sha256(path.read_bytes()).hexdigest() for rel, path in _source_files().items()}
+
+
+def check_sources(sources: dict, source: str) -> None:
+    """:class:`InputError` unless ``sources`` (a certificate's per-file hashes) names only this kit's own files.
+
+    Each key must be a relative path of one of the files :func:`source_hashes` hashes
+    (``theory/order.py``): no absolute path, no ``..``, nothing outside the kit, and so
+    never more entries than the kit has. Nothing named there is ever opened.
+
+    >>> check_sources({"theory/order.py": "0" * 64}, "c.json")
+    >>> check_sources({"/etc/passwd": "0" * 64}, "c.json")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: c.json: "sources" names '/etc/passwd', not a relative path inside the kit
+    >>> check_sources({"theory/nothing.py": "0" * 64}, "c.json")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: c.json: "sources" names 'theory/nothing.py', not one of the kit's source files
+    """
+    from hasse.theory.errors import InputError
+
+    own = _source_files()
+    if len(sources) > len(own):
+        raise InputError(f'"sources" has {len(sources):,} entries, more than the kit\'s {len(own):,} source files',
+                         source)
+    for key in sources:
+        shown = repr(key) if len(key) <= 80 else repr(key[:80]) + " …"
+        parts = key.split("/")
+        if key.startswith("/") or "\\" in key or ":" in key or any(p in ("", ".", "..") for p in parts):
+            raise InputError(f'"sources" names {shown}, not a relative path inside the kit', source)
+        if key not in own:
+            raise InputError(f'"sources" names {shown}, not one of the kit\'s source files', source)
 
 
 def files_for(name: str, hashes: dict[str, str]) -> list[str]:
