@@ -146,9 +146,12 @@ def main(argv: list[str] | None = None) -> int:
             from hasse.figure import picture_format
 
             picture_format(args.png)
+        from hasse.output import output_paths
+        from hasse.theory.atomic_file import guard_outputs
+
         from hasse.theory.user_code import limits as user_code_limits
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), guard_outputs(output_paths(args)):  # no output onto a file read, named or not
             warnings.showwarning = _warning_line  # a Python warning (a BlockMask read at block size): one line
             with user_code_limits(seconds=getattr(args, "timeout", None)):  # user code is bounded by --timeout too
                 return int(args.run(args))

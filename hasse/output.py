@@ -5,7 +5,11 @@ Outputs (``--out``, ``--png``, ``--dot``, ``--certificate``) are written atomica
 over the target only when it is complete, so a crash or a full disk never leaves
 half a file. :func:`refuse_outputs_onto_inputs` (called by :func:`hasse.cli.main`
 before any command runs) refuses an output that is one of the command's input files,
-or that exists and is not a regular file (a FIFO, a device, a folder).
+two outputs naming one file, or an output that exists and is not a regular file (a
+FIFO, a device, a folder). Files named inside input files (a ``{"mask": "m.npy"}``, a
+stack layer) are covered while the command runs: every file a loader opens is
+registered (:func:`hasse.theory.atomic_file.guard_outputs`) and reading an output is
+refused before the work that would follow.
 """
 
 from __future__ import annotations
@@ -157,14 +161,20 @@ def _input_paths(args) -> list[str]:
 
 
 def refuse_outputs_onto_inputs(args) -> None:
-    """:class:`InputError` when an output option names an input file of the command, or a non-regular file."""
+    """:class:`InputError` when an output option names an input file of the command, the file of another output
+    option, or a non-regular file (before any work; inputs named inside input files: :func:`hasse.theory.atomic_file.guard_outputs`)."""
     from hasse.theory.errors import InputError
 
     inputs = _input_paths(args)
+    named = {}
     for key, flag in OUTPUT_OPTIONS.items():
         path = getattr(args, key, None)
         if not isinstance(path, str) or not path or path == "-":
             continue
+        for other, given in named.items():  # two outputs onto one file: one would silently replace the other
+            if same_path(path, given):
+                raise InputError(f"{other} and {flag} name the same file; give each output its own", path)
+        named[flag] = path
         try:
             mode = os.stat(path).st_mode
         except FileNotFoundError:
@@ -180,6 +190,26 @@ def refuse_outputs_onto_inputs(args) -> None:
                 same = False
             if same:
                 raise InputError(f"{flag} would overwrite the input {given}", path)
+
+
+def output_paths(args) -> dict:
+    """``{flag: path}`` of the output options a command was given (``-``, stdout, left out)."""
+    return {flag: path for key, flag in OUTPUT_OPTIONS.items()
+            if isinstance(path := getattr(args, key, None), str) and path and path != "-"}
+
+
+def same_path(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` name one file, existing or not (links, ``..`` and relative paths resolved).
+
+    >>> same_path("x/../out.json", "out.json"), same_path("a.json", "b.json")
+    (True, False)
+    """
+    try:
+        if os.path.exists(a) and os.path.exists(b):
+            return os.path.samefile(a, b)
+        return os.path.realpath(a) == os.path.realpath(b)
+    except (OSError, ValueError):
+        return False
 
 
 def spec_of(source, kind: str | None = None) -> str | None:

@@ -20,6 +20,7 @@ import os
 import stat
 from pathlib import Path
 
+from hasse.theory.atomic_file import note_read
 from hasse.theory.errors import InputError
 
 MAX_DEPTH = 64  # nesting of JSON arrays and objects (a task or certificate needs fewer than 10)
@@ -37,6 +38,7 @@ def require_regular_file(path: str) -> None:
     ...
     hasse.theory.errors.InputError: /dev/null: not a regular file (a character device); give a file
     """
+    note_read(path)  # an output of the running command must not be read (theory.atomic_file)
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
