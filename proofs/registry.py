@@ -5,7 +5,7 @@
 (task-level); tests and benchmarks read these lists.
 
 >>> len(NAMES), MASK_THEOREMS[0], TASK_THEOREMS[-1]
-(16, 'reach_monotone_in_depth', 'butterfly_is_leak_free_with_full_coverage')
+(22, 'reach_monotone_in_depth', 'butterfly_is_leak_free_with_full_coverage')
 """
 
 from __future__ import annotations
@@ -29,6 +29,12 @@ ENGINE_THEOREMS = (  # the code the CLI runs, against the definitions, on every 
     "engine_matches_definitions",
     "leak_search_is_exact",
     "catalog_layouts_match_design",
+    "stack_flow_matches_products",  # issue 20: the engines added since (stacks, arrays, orbits, combining, copies,
+    "mask_arrays_read_as_defined",  # the symbolic tracer), each against an independent reference
+    "orbit_enumeration_covers_every_mask",
+    "shard_combination_is_exact",
+    "copy_choice_is_minimum",
+    "symbolic_forms_match_programs",
 )
 
 TASK_THEOREMS = (  # over labelled DAGs, task families and the case studies

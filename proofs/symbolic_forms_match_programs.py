@@ -1,0 +1,436 @@
+"""symbolic_forms_match_programs — the formula the tracer makes of a mask program is the program, at every length checked.
+
+Statement. For every length ``m = 1 … n``:
+
+- every catalogue mask with a symbolic form (:func:`solvers.symbolic.catalog.names`, traced
+  with every integer parameter and ``n`` left symbolic, and ``block_two_stream`` also with
+  ``variant=clique``), at every parameter value of the list below: the side conditions of
+  the symbolic form hold exactly when the catalogue's builder (:func:`theory.catalog.build_mask`,
+  the program run concretely) accepts the values; then the size term is the built mask's
+  size, the formula at every ``(q, k)`` of the grid is the built mask's entry, and every
+  obligation (a divisor never 0, a lookup in range) holds there. Values: ``w = 0 … m+1``,
+  ``d = 0 … m``, ``p = 0 … m+1``, ``l = 1 … m+1``, ``c = 0 … m+1``;
+- the masks over index tensors, with the tensor fixed (:func:`~solvers.symbolic.catalog.fix_index`)
+  to every value of its kind: ``document`` (both ``causal``) for every composition of ``m``
+  as its lengths, ``xlnet`` for every order (a permutation of ``0 … m-1``), ``tree`` for
+  every parent array (each node's parent ``-1`` or an earlier node) with prefix ``0, 1, 2``;
+- the mask_mods of :data:`PROGRAMS` (written here to use what the tracer models: ``//`` and
+  ``%`` of negative numbers, ``abs``, ``**``, ``if``/``else`` and ``and``/``or`` on symbolic
+  values, chained comparisons, ``& | ^ ~``, ``np.where``, ``np.maximum``/``np.minimum``,
+  ``np.logical_*``, ``np.clip``, a read of ``h`` over two heads), traced by
+  :func:`solvers.symbolic.mask.from_mask_mod`: the formula at every ``(q, k)`` equals the
+  program run on index arrays (``q`` a column, ``k`` a row: ``& | ~`` act on bool arrays, as
+  on FlexAttention's tensors), and so does the kit's grid of it
+  (:func:`theory.mask_mod.evaluate_mask_mod`); a program that branches on its values (``if``,
+  ``and``, chained comparisons) cannot run on arrays and is called on Python integers
+  (``bool(fn(0, h, q, k))``); always the union over ``h``.
+
+For ``n >= 6`` the orders and parent arrays are a seeded sample of 120 per length (the
+verdict line says "sample … not a full proof"); everything else stays complete.
+
+What a verdict covers. The tracer (:mod:`solvers.symbolic.trace`, :mod:`~solvers.symbolic.terms`),
+the symbolic masks (:mod:`~solvers.symbolic.mask`) and the catalogue's symbolic forms
+(:mod:`~solvers.symbolic.catalog`), and the concrete mask_mod grid, as they are in this
+checkout, at those lengths and values. It says nothing about lengths above ``n``: that is
+what ``hasse prove-mask`` proves, with these formulas.
+
+The references here: the catalogue's builders and the programs run on integers; the
+formula is evaluated by substituting numbers and simplifying with Z3 (never
+``SymbolicMask.concrete``).
+
+Counterexample: the mask (spec or program), ``m``, the values, and the first entry (or
+condition, size, obligation) where the formula and the program differ.
+
+Exhaustive method only (:mod:`proofs.engine_checks`): the tracer is Python. n = 4 takes
+a few seconds (tracing the catalogue dominates).
+
+References: design.md §5 (Proofs for every length, issue 13); docs/architecture.md.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from hasse.proofs.cli import script_main
+from hasse.proofs.engine_checks import NO_Z3, safely
+from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+
+NAME = "symbolic_forms_match_programs"
+STATEMENT = ("for every length up to n, every catalogue mask with a symbolic form at every parameter value (and "
+             "every index tensor value) and a set of mask_mods equal, entry by entry, the programs run concretely; "
+             "the side conditions hold exactly where the builders accept")
+NOT_INVARIANT = ("the statement compares formulas and programs entry by entry at every position, not a property "
+                 "of one mask up to relabelling")
+FULL_UPTO = 5  # every order and parent array up to this length; a seeded sample beyond
+SAMPLE = 120
+SEED = 0
+
+
+# --------------------------------------------------------------------------- mask_mods, written for the tracer
+
+
+def window_abs(b, h, q_idx, kv_idx):
+    return abs(q_idx - kv_idx) // 2 == 0
+
+
+def negative_floor(b, h, q_idx, kv_idx):
+    return ((q_idx - kv_idx) // 3 == -1) | ((kv_idx - q_idx) % 3 == 1)
+
+
+def branches(b, h, q_idx, kv_idx):
+    if q_idx >= kv_idx:
+        return q_idx - kv_idx < 2
+    return kv_idx - q_idx == 1
+
+
+def short_circuit(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx and q_idx - kv_idx <= 1) or kv_idx == 0
+
+
+def chained(b, h, q_idx, kv_idx):
+    return kv_idx <= q_idx < kv_idx + 3
+
+
+def where_logic(b, h, q_idx, kv_idx):
+    return np.where(q_idx % 2 == 0, kv_idx <= q_idx, np.logical_and(kv_idx >= q_idx - 1, ~(kv_idx > q_idx)))
+
+
+def clamped(b, h, q_idx, kv_idx):
+    return (kv_idx >= np.maximum(q_idx - 2, 0)) & (kv_idx <= np.clip(q_idx, 0, 2)) | \
+        np.logical_not(kv_idx != np.minimum(q_idx, 1))
+
+
+def mixed_bools(b, h, q_idx, kv_idx):
+    return ((q_idx // 2) == (kv_idx // 2)) ^ (q_idx == kv_idx) | (kv_idx == 0)
+
+
+def arithmetic(b, h, q_idx, kv_idx):
+    return ((q_idx * 2 - kv_idx * 3) % 5 < 2) & (-(q_idx - kv_idx) <= 0) | ((q_idx - kv_idx) ** 2 == 1)
+
+
+def two_heads(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) & ((h == 0) & (kv_idx % 2 == 0) | (h == 1) & (q_idx - kv_idx < 2))
+
+
+def bool_arithmetic(b, h, q_idx, kv_idx):
+    return (q_idx >= kv_idx) + (kv_idx == 0) * 2 - (q_idx == 1) >= 1
+
+
+# (name, program, heads, runs on index arrays)
+PROGRAMS = (
+    ("window_abs", window_abs, None, True),
+    ("negative_floor", negative_floor, None, True),
+    ("branches", branches, None, False),
+    ("short_circuit", short_circuit, None, False),
+    ("chained", chained, None, False),
+    ("where_logic", where_logic, None, True),
+    ("clamped", clamped, None, True),
+    ("mixed_bools", mixed_bools, None, True),
+    ("arithmetic", arithmetic, None, True),
+    ("two_heads", two_heads, 2, True),
+    ("bool_arithmetic", bool_arithmetic, None, True),
+)
+
+
+# --------------------------------------------------------------------------- evaluating a formula
+
+
+def _z3():
+    import z3
+
+    return z3
+
+
+def value(term, subs) -> int | bool | None:
+    """``term`` with ``subs`` substituted, simplified to a number or a truth value (None: it does not reduce)."""
+    z3 = _z3()
+    v = z3.simplify(z3.substitute(term, *subs)) if subs else z3.simplify(term)
+    if z3.is_true(v):
+        return True
+    if z3.is_false(v):
+        return False
+    if z3.is_int_value(v):
+        return v.as_long()
+    return None
+
+
+def grid(sm, subs, size: int) -> np.ndarray | str:
+    """The formula of ``sm`` on the ``size × size`` grid (or why an entry does not reduce)."""
+    z3 = _z3()
+    fixed = z3.simplify(z3.substitute(sm.formula, *subs)) if subs else sm.formula
+    out = np.zeros((size, size), dtype=bool)
+    for q in range(size):
+        row = z3.substitute(fixed, (sm.q, z3.IntVal(q)))
+        for k in range(size):
+            v = value(row, [(sm.k, z3.IntVal(k))])
+            if not isinstance(v, bool):
+                return f"M[{q}, {k}] does not reduce to true or false"
+            out[q, k] = v
+    return out
+
+
+def obligation_problem(sm, subs, size: int) -> str | None:
+    z3 = _z3()
+    for ob, why in sm.obligations:
+        fixed = z3.simplify(z3.substitute(ob, *subs)) if subs else ob
+        for q in range(size):
+            for k in range(size):
+                if value(fixed, [(sm.q, z3.IntVal(q)), (sm.k, z3.IntVal(k))]) is not True:
+                    return f"obligation '{why}' fails at ({q}, {k})"
+    return None
+
+
+def _first_difference(got, want) -> dict:
+    where = np.argwhere(got != want)
+    q, k = (int(x) for x in where[0])
+    return {"entry": [q, k], "formula": bool(got[q, k]), "program": bool(want[q, k])}
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+
+def values_of(name: str, m: int) -> list[dict]:
+    if name in ("causal", "bidirectional", "butterfly"):
+        return [{}]
+    if name == "sliding_window":
+        return [{"window": w} for w in range(0, m + 2)]
+    if name == "sliding_window_distance":
+        return [{"d": d} for d in range(0, m + 1)]
+    if name == "prefix_lm":
+        return [{"prefix": p} for p in range(0, m + 2)]
+    if name in ("block_causal", "bd3lm", "block_two_stream", "block_two_stream:variant=clique"):
+        return [{"block": b} for b in range(1, m + 2)]
+    if name in ("chunked", "recurrent"):
+        return [{"chunk": c} for c in range(0, m + 2)]
+    raise ValueError(f"no parameter values written for {name}")
+
+
+def spec_of(name: str, m: int, params: dict) -> str:
+    base, _, extra = name.partition(":")
+    return ",".join([f"{base}:n={m}"] + [f"{k}={v}" for k, v in params.items()] + ([extra] if extra else []))
+
+
+@lru_cache(maxsize=None)
+def traced(spec: str):
+    from hasse.solvers.symbolic.catalog import symbolic_mask
+
+    return symbolic_mask(spec)
+
+
+def traced_names() -> list[str]:
+    from hasse.solvers.symbolic.catalog import INDEXED, names
+
+    out = [x for x in names() if x not in INDEXED]
+    return out + ["block_two_stream:variant=clique"] if "block_two_stream" in out else out
+
+
+def catalogue_problem(name: str, m: int, params: dict) -> dict | None:
+    from hasse.theory.catalog import build_mask
+    from hasse.theory.errors import InputError
+
+    z3 = _z3()
+    spec = spec_of(name, m, params)
+    sm, error = safely(lambda: traced(name))
+    if error:
+        return {"mask": name, "problem": f"tracing raised {error}"}
+    subs = [(sm.n, z3.IntVal(m))] if not z3.is_int_value(sm.n) else []
+    subs += [(sm.params[k], z3.IntVal(v)) for k, v in params.items() if k in sm.params]
+    try:
+        built = build_mask(spec).matrix
+    except InputError:
+        built = None
+    accepted = [value(c, subs) for c in sm.conditions]
+    where = {"mask": name, "spec": spec}
+    if any(a is None for a in accepted):
+        return where | {"problem": "a side condition does not reduce", "conditions": [str(c) for c in sm.conditions]}
+    if all(accepted) != (built is not None):
+        return where | {"problem": f"the side conditions {'accept' if all(accepted) else 'refuse'} the values, the "
+                                   f"builder {'accepts' if built is not None else 'refuses'} them",
+                        "conditions": [str(c) for c in sm.conditions]}
+    if built is None:
+        return None
+    size = value(sm.size, subs)
+    if size != len(built):
+        return where | {"problem": f"size {size}, the built mask has {len(built)} positions"}
+    got = grid(sm, subs, size)
+    if isinstance(got, str):
+        return where | {"problem": got}
+    if not np.array_equal(got, built):
+        return where | _first_difference(got, built)
+    problem = obligation_problem(sm, subs, size)
+    return where | {"problem": problem} if problem else None
+
+
+def compositions(m: int):
+    for cuts in itertools.product((False, True), repeat=m - 1):
+        lengths, run = [], 1
+        for cut in cuts:
+            if cut:
+                lengths.append(run)
+                run = 1
+            else:
+                run += 1
+        yield lengths + [run]
+
+
+def orders(m: int, rng):
+    if m <= FULL_UPTO:
+        yield from (list(p) for p in itertools.permutations(range(m)))
+        return
+    for _ in range(SAMPLE):
+        yield [int(x) for x in rng.permutation(m)]
+
+
+def parent_arrays(m: int, rng):
+    if m <= FULL_UPTO:
+        yield from (list(p) for p in itertools.product(*(range(-1, i) for i in range(m))))
+        return
+    for _ in range(SAMPLE):
+        yield [int(rng.integers(-1, i)) for i in range(m)]
+
+
+def fixed_problem(spec: str, sm, index: dict, prefix: int | None, built) -> dict | None:
+    """The symbolic form ``sm`` with its index tensor fixed to ``index`` against the built mask."""
+    from hasse.solvers.symbolic.catalog import fix_index
+
+    z3 = _z3()
+    where = {"mask": spec, "index": index} | ({"prefix": prefix} if prefix is not None else {})
+    fixed, error = safely(lambda: fix_index(sm, **index))
+    if error:
+        return where | {"problem": f"fix_index raised {error}"}
+    subs = [(t, z3.IntVal(prefix)) for key, t in fixed.params.items() if key == "prefix"]
+    size = value(fixed.size, subs)
+    if size != len(built):
+        return where | {"problem": f"size {size}, the built mask has {len(built)} positions"}
+    got = grid(fixed, subs, size)
+    if isinstance(got, str):
+        return where | {"problem": got}
+    if not np.array_equal(got, built):
+        return where | _first_difference(got, built)
+    problem = obligation_problem(fixed, subs, size)
+    return where | {"problem": problem} if problem else None
+
+
+def indexed_problems(m: int, rng, counter: list) -> dict | None:
+    from hasse.theory.catalog import build_mask
+
+    for causal in ("false", "true"):
+        sm = traced(f"document:causal={causal}")
+        for lengths in compositions(m):
+            counter[0] += 1
+            ids = [i for i, length in enumerate(lengths) for _ in range(length)]
+            built = build_mask(f"document:lengths={'+'.join(map(str, lengths))},causal={causal}").matrix
+            found = fixed_problem(f"document:causal={causal}", sm, {"doc": ids}, None, built)
+            if found:
+                return found
+    sm = traced("xlnet")
+    for order in orders(m, rng):
+        counter[0] += 1
+        rank = [0] * m
+        for place, token in enumerate(order):
+            rank[token] = place
+        built = build_mask(f"xlnet:order={'+'.join(map(str, order))}").matrix
+        found = fixed_problem("xlnet", sm, {"rank": rank}, None, built)
+        if found:
+            return found
+    sm = traced("tree")
+    for parents in parent_arrays(m, rng):
+        for prefix in (0, 1, 2):
+            counter[0] += 1
+            built = build_mask(f"tree:parents={'+'.join(map(str, parents))},prefix={prefix}").matrix
+            found = fixed_problem("tree", sm, {"parent": parents}, prefix, built)
+            if found:
+                return found
+    return None
+
+
+# --------------------------------------------------------------------------- mask_mods
+
+
+@lru_cache(maxsize=None)
+def traced_program(name: str):
+    from hasse.solvers.symbolic.mask import from_mask_mod
+
+    _, fn, heads, _ = next(p for p in PROGRAMS if p[0] == name)
+    return from_mask_mod(name, fn, heads=heads)
+
+
+def on_integers(fn, heads, m: int) -> np.ndarray:
+    """The program on Python integers at every ``(q, k)``, the union over heads (programs that branch)."""
+    return np.array([[any(bool(fn(0, h, q, k)) for h in range(heads or 1)) for k in range(m)] for q in range(m)])
+
+
+def on_arrays(fn, heads, m: int) -> np.ndarray:
+    """The program on index arrays, as FlexAttention calls it (``& | ~`` logical on bool tensors), union over heads."""
+    q, k = np.arange(m)[:, None], np.arange(m)[None, :]
+    zero = np.zeros((), dtype=np.int64)
+    return np.any([np.broadcast_to(np.asarray(fn(zero, np.int64(h), q, k), dtype=bool), (m, m))
+                   for h in range(heads or 1)], axis=0)
+
+
+def program_problem(name: str, m: int) -> dict | None:
+    from hasse.theory.mask_mod import evaluate_mask_mod
+
+    z3 = _z3()
+    _, fn, heads, arrays = next(p for p in PROGRAMS if p[0] == name)
+    where = {"mask_mod": name, "m": m}
+    sm, error = safely(lambda: traced_program(name))
+    if error:
+        return where | {"problem": f"tracing raised {error}"}
+    want = on_arrays(fn, heads, m) if arrays else on_integers(fn, heads, m)
+    subs = [(sm.n, z3.IntVal(m))]
+    if not all(value(c, subs) is True for c in sm.conditions):
+        return where | {"problem": f"the side conditions refuse n = {m}", "conditions": [str(c) for c in sm.conditions]}
+    got = grid(sm, subs, m)
+    if isinstance(got, str):
+        return where | {"problem": got}
+    if not np.array_equal(got, want):
+        return where | _first_difference(got, want)
+    problem = obligation_problem(sm, subs, m)
+    if problem:
+        return where | {"problem": problem}
+    if arrays:
+        union, error = safely(lambda: np.any([evaluate_mask_mod(fn, m, h=h) for h in range(heads or 1)], axis=0))
+        if error or not np.array_equal(union, want):
+            return where | {"problem": "the numpy grid differs from the program on integers",
+                            "grid": error or union.astype(int).tolist(), "program": want.astype(int).tolist()}
+    return None
+
+
+def exhaustive_check(n: int, ctx: Context) -> Outcome:
+    start = time.monotonic()
+    rng = np.random.default_rng([SEED, n])
+    details = {"methods": NO_Z3, "lengths": [1, n], "scope": "all" if n <= FULL_UPTO else "sample"}
+    counter = [0]
+    for m in range(1, n + 1):
+        if ctx.expired():
+            return Outcome(UNKNOWN, counter[0], reason=f"timeout after lengths 1 … {m - 1}", details=details)
+        for name in traced_names():
+            for params in values_of(name, m):
+                counter[0] += 1
+                found = catalogue_problem(name, m, params)
+                if found:
+                    return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
+        found = indexed_problems(m, rng, counter)
+        if found:
+            return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
+        for name, *_ in PROGRAMS:
+            counter[0] += 1
+            found = program_problem(name, m)
+            if found:
+                return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
+    details["engine_seconds"] = round(time.monotonic() - start, 4)
+    reason = (f"sample: {SAMPLE} orders and parent arrays per length above {FULL_UPTO} (seed {SEED}), not a full "
+              "proof" if n > FULL_UPTO else None)
+    return Outcome(PROVED, counter[0], reason=reason, details=details | ({"sample": SAMPLE, "seed": SEED}
+                                                                          if n > FULL_UPTO else {}))
+
+
+THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None, not_invariant=NOT_INVARIANT)
+
+if __name__ == "__main__":
+    raise SystemExit(script_main(THEOREM))
