@@ -205,6 +205,9 @@ def load_heads_named(source: str, path: str, function: str, n: int) -> int:
         raise InputError("needs a function name after ':' (file.py:function)", source)
     if not os.path.isfile(path):
         raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
+    from hasse.theory.atomic_file import note_read
+
+    note_read(path)  # a file the command reads: no output may replace it
     return check_n(n, source)
 
 

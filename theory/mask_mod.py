@@ -25,6 +25,7 @@ from typing import Callable
 
 import numpy as np
 
+from hasse.theory.atomic_file import note_read
 from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.limits import check_positions
 from hasse.theory.mask import NamedMask, as_mask, default_names, square_up
@@ -95,6 +96,7 @@ def load_mask_mod(path: str, function: str, source: str, n, fallback, *, permiss
         raise InputError("needs a function name after ':' (file.py:function)", source)
     if not os.path.isfile(path):
         raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
+    note_read(path)  # a file the command reads: no output may replace it (theory.atomic_file)
     if n is None:
         raise InputError("a mask_mod needs n, the number of positions to evaluate it on", source)
     try:  # before the file runs: a size that cannot fit never executes it
