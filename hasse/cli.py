@@ -13,6 +13,7 @@ import sys
 import warnings
 
 from hasse.theory.errors import InputError
+from hasse.theory.user_code import UserCodeTimeout
 
 EXIT_OK, EXIT_VIOLATION, EXIT_BAD_INPUT, EXIT_INCONCLUSIVE = 0, 1, 2, 3
 
@@ -155,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             warnings.showwarning = _warning_line  # a Python warning (a BlockMask read at block size): one line
             with user_code_limits(seconds=getattr(args, "timeout", None)):  # user code is bounded by --timeout too
                 return int(args.run(args))
+    except UserCodeTimeout as exc:  # user code stopped at its time limit: no answer, not bad input (design §10)
+        print(f"hasse: unknown: {exc}", file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -51,6 +51,19 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
+    """The command; a mask_mod stopped at --timeout (theory.user_code) is the verdict unknown, exit 3."""
+    from hasse.cmd_prove_mask import report, timed_out_record
+    from hasse.theory.user_code import UserCodeTimeout
+
+    start = time.perf_counter()
+    try:
+        return _run(args)
+    except UserCodeTimeout as exc:
+        obj = {**json_header_pair(args), "param_ranges": [], **timed_out_record(exc, time.perf_counter() - start)}
+        return report(args, obj, {}, title=f"equiv {args.mask_a} {args.mask_b}")
+
+
+def _run(args) -> int:
     from hasse.cmd_prove_mask import _claims, _copy, call_claim, narrow, report, symbolic_mask, verdict_record
     from hasse.proofs.certificate import refuse_overwrite
 

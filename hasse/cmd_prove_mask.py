@@ -287,6 +287,26 @@ def call_claim(fn, *args, timeout: float | None = None, **kwargs):
 # --- the command ------------------------------------------------------------------------------------------
 
 def run(args) -> int:
+    """The command; a mask_mod or invariant stopped at --timeout (theory.user_code) is the verdict unknown, exit 3."""
+    from hasse.theory.user_code import UserCodeTimeout
+
+    start = time.perf_counter()
+    try:
+        return _run(args)
+    except UserCodeTimeout as exc:
+        obj = {**json_header("prove-mask", args.mask, spec_of(args.mask)), "claim": args.claim, "task": args.task,
+               "layers": args.layers, "invariant": args.invariant, "param_ranges": [],
+               **timed_out_record(exc, time.perf_counter() - start)}
+        return report(args, obj, {}, title=f"prove-mask {args.mask} --claim {args.claim}")
+
+
+def timed_out_record(exc, seconds: float) -> dict:
+    """The verdict fields when user code (the mask_mod traced) was stopped at its time limit: unknown, and why."""
+    return {"verdict": "unknown", "statement": "", "seconds": seconds, "counterexample": None, "recheck": None,
+            "reason": str(exc)}
+
+
+def _run(args) -> int:
     from hasse.proofs.certificate import refuse_overwrite
 
     if args.claim is None:

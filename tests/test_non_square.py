@@ -22,6 +22,7 @@ from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
 from hasse.theory.mask import square_up
 from hasse.theory.mask_io import load_mask
+from hasse.theory.user_code import ARGUMENT  # a mask_mod named by the caller (issue 20)
 
 CACHE = 6  # cached positions before the decoded token
 
@@ -152,7 +153,7 @@ def test_chunked_prefill_is_the_bottom_of_causal(tmp_path, capsys):
     """Q = 4 new tokens after 8 cached ones: a mask_mod offset by the cache, on the 4 x 12 grid."""
     (tmp_path / "prefill.py").write_text("def chunk(b, h, q_idx, kv_idx):\n    return kv_idx <= q_idx + 8\n")
     source = f"{tmp_path / 'prefill.py'}:chunk"
-    named = load_mask(source, n=4, kv_len=12)
+    named = load_mask(source, n=4, kv_len=12, code=ARGUMENT)
     causal = build_mask("causal:n=12")  # the catalogue's own rule
     causal = getattr(causal, "matrix", causal)
     assert named.n == 12 and named.key_only == tuple(range(8)) and named.key_only_kind == "cache"
@@ -289,7 +290,7 @@ def test_mask_mod_kv_len_equals_array(tmp_path, queries):
     array = np.array([[(k <= i + 5) and (k > i + 5 - 3) for k in range(8)] for i in range(3)], dtype=bool)
     path = tmp_path / "win.npy"
     np.save(path, array)
-    from_mod = load_mask(f"{tmp_path / 'win.py'}:window", n=3, kv_len=8, queries=queries)
+    from_mod = load_mask(f"{tmp_path / 'win.py'}:window", n=3, kv_len=8, queries=queries, code=ARGUMENT)
     from_array = load_mask(str(path), queries=queries)
     assert np.array_equal(from_mod.matrix, from_array.matrix)
     assert (from_mod.key_only, from_mod.key_only_kind, from_mod.names) == \
@@ -315,7 +316,7 @@ def test_torch_mask_mod_on_q_by_k(tmp_path):
         "def f(b, h, q_idx, kv_idx):\n"
         "    return kv_idx.le(q_idx + 3)  # Tensor.le: numpy arrays have no .le\n")
     with pytest.raises(InputError, match="on numpy index arrays"):  # so the torch fallback is what runs below
-        load_mask(f"{tmp_path / 't.py'}:f", n=2, kv_len=5)
+        load_mask(f"{tmp_path / 't.py'}:f", n=2, kv_len=5, code=ARGUMENT)
     named = load(f"{tmp_path / 't.py'}:f", 2, kv_len=5)
     assert named.key_only == (0, 1, 2)
     assert named.matrix[3:].astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]

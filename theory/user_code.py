@@ -150,7 +150,8 @@ def location(exc: BaseException, path: str | None = None) -> str:
     """``file.py:LINE`` where ``exc`` was raised in the user's code ('' when no frame is known).
 
     The innermost frame in ``path`` (the file named), else the innermost frame outside
-    the kit and the interpreter's libraries, else the innermost frame.
+    the kit and the interpreter's libraries; '' when every frame is the kit's or a
+    library's (code typed at a prompt, a doctest).
     """
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("<")]
     if not frames:
@@ -158,8 +159,9 @@ def location(exc: BaseException, path: str | None = None) -> str:
     target = os.path.realpath(path) if path else None
     kit, libs = _dirs()
     chosen = ([f for f in frames if target and os.path.realpath(f.filename) == target]
-              or [f for f in frames if not _under(f.filename, kit) and not _under(f.filename, libs)]
-              or frames)
+              or [f for f in frames if not _under(f.filename, kit) and not _under(f.filename, libs)])
+    if not chosen:
+        return ""
     f = chosen[-1]
     return f"{os.path.basename(f.filename)}:{f.lineno}"
 
@@ -200,8 +202,8 @@ def run(job: Callable[[], T], *, source: str | None, what: str = "user code", pa
     >>> try:
     ...     run(lambda: sys.exit(0), source="m.py:f", what="mask_mod")
     ... except InputError as exc:
-    ...     print(str(exc).split(" at ")[0])
-    m.py:f: mask_mod called sys.exit(0)
+    ...     print(exc)
+    m.py:f: mask_mod called sys.exit(0): user code must return, not end the process
     """
     if _inside:
         return job()
