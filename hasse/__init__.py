@@ -22,6 +22,7 @@ _EXPORTS = {  # public name -> module that defines it
                     "hasse.api"),
     "assert_no_leak": "hasse.testing",
     "InputError": "hasse.theory.errors",
+    "Task": "hasse.theory.task",  # what load_task returns and find_leaks takes (the README's `Task`)
 }
 
 __all__ = ["__version__", *sorted(_EXPORTS)]

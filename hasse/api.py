@@ -217,6 +217,12 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
                trust_code: bool = False, stack=None) -> LeakReport:
     """Every supervised position that depends on a position holding its own target, with the shortest witness path.
 
+    ``task`` is a :class:`~hasse.theory.task.Task`, a task spec or task file, or anything
+    :func:`load_mask` takes (an array, a tensor, a ``BlockMask``, a NamedMask, a mask spec
+    or file), checked as next-token prediction as ``hasse leak MASK`` checks it: each
+    batch row of a mask on its own, and the report of the first that leaks (else of row
+    0; pass ``mask[b]`` for row ``b``'s own), its empty rows named as read per head.
+
     Definition (design §3): position ``p`` with target ``t`` leaks within ``L``
     layers iff some ``j`` whose content includes token ``t`` has ``R(L)[p, j]``;
     ``layers=None`` means in the limit (every depth). Isolation groups of the
@@ -243,13 +249,19 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
     >>> leak = find_leaks("causal_lm:n=4", stack="causal x2, bidirectional").leaks[0]
     >>> leak.depth, leak.hop_layers
     (3, (3,))
+    >>> find_leaks(np.ones((3, 3), dtype=bool)).leak_free  # a mask: next-token prediction
+    False
     """
-    loaded = load_task(task, trust_code=trust_code)
     if stack is not None:
         from hasse.theory.stack_leak import find_stack_leaks
 
+        loaded = load_task(task, trust_code=trust_code)
         return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
-    return _find_leaks(loaded, layers, empty_rows=empty_rows)
+    from hasse.cmd_leak import load_leak_subject, with_empty_rows  # the loader of ``hasse leak TASK|MASK``
+
+    tasks, _, found = load_leak_subject(task, trust_code=trust_code, empty_rows=empty_rows)
+    reports = [with_empty_rows(_find_leaks(t, layers, empty_rows=empty_rows), rows) for t, rows in zip(tasks, found)]
+    return next((r for r in reports if not r.leak_free), reports[0])
 
 
 def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
@@ -258,15 +270,27 @@ def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
 
     Definition: a flow ``s → d`` exists iff ``R*[d, s]``; the path is a shortest
     hop path, so its length is the depth at which the flow first appears. Empty
-    rows are read by ``empty_rows`` as in :func:`find_leaks`.
+    rows are read by ``empty_rows`` as in :func:`find_leaks`. ``mask`` is anything
+    :func:`load_mask` takes, read as ``hasse flow MASK`` reads it: each head's empty
+    rows by ``empty_rows``, then the union over heads; each batch row on its own, and
+    the flows of the first row that has any (else of row 0).
 
     Cost: O(n · e / w).
 
     >>> [f.path for f in find_flows("causal:n=4", [0], [3])]
     [(0, 3)]
     """
-    named = load_mask(mask, queries=queries)
-    return _find_flows(named.matrix, sources, sinks, empty_rows=empty_rows, key_only=named.key_only)
+    if isinstance(mask, NamedMask):
+        return _find_flows(mask.matrix, sources, sinks, empty_rows=empty_rows, key_only=mask.key_only)
+    from hasse.masks_in import apply_policy, load_heads
+
+    sources, sinks = list(sources), list(sinks)
+    named, grid = load_heads(mask, queries=queries)
+    found = []
+    for b in range(grid.batch_rows):
+        layer, _ = apply_policy(grid, b, empty_rows, named.spec)  # per head, as the command line
+        found.append(_find_flows(layer, sources, sinks, empty_rows=empty_rows, key_only=named.key_only))
+    return next((f for f in found if f), found[0])
 
 
 def family_to_merged_task(family) -> MergedTask:

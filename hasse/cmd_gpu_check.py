@@ -115,6 +115,12 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=int, default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (with --stack: of its layers)")
+    p.add_argument("--heads", type=int, metavar="H",
+                   help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
+                        "split a (B*H, Q, K) array")
+    p.add_argument("--batch", type=int, metavar="B",
+                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
+                        "fails); a 4-D array's batch rows are always each checked")
     add_stack_arguments(p)
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
@@ -141,6 +147,9 @@ MAX_LAYERS, MAX_SEEDS, MAX_POSITIONS, MAX_VOCAB, MAX_STEPS = 64, 64, 8192, 1 << 
 def _check_args(args) -> None:
     if args.repeat is not None and args.stack is None:
         raise InputError("--repeat repeats the layers of --stack; give --stack SPEC")
+    for flag, value in (("--heads", args.heads), ("--batch", args.batch)):
+        if value is not None and (args.stack is not None or args.train_demo):
+            raise InputError(f"{flag} applies to a MASK, not to {'--stack' if args.stack is not None else '--train-demo'}")
     if args.train_demo and args.stack is not None:
         raise InputError("--train-demo trains one mask at every layer; it does not take --stack")
     if args.layers is not None and args.layers < 0:
@@ -191,14 +200,17 @@ def _run_on(args, device: str) -> int:
 
         from hasse.gpu_check.torch_masks import torch_reader_or_none
 
+        if args.heads is not None or args.batch is not None:
+            raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", args.subject)
         task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none(),
                          torch_reader=torch_reader_or_none())
         subject, mask, names = task.name or args.subject, task.mask, task.names
     else:
-        from hasse.masks_in import load
+        from hasse.masks_in import load_heads
 
         task = None
-        named = load(args.subject, n=args.n, trust_code=args.trust_code, convention=args.convention)
+        named, grid = load_heads(args.subject, n=args.n, heads=args.heads, batch=args.batch,
+                                 trust_code=args.trust_code, convention=args.convention)
         if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
             raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and "
                              f"{named.n} key columns (key-only {named.key_only_kind} positions); check it with "
@@ -213,10 +225,46 @@ def _run_on(args, device: str) -> int:
             warn(f"convergence depth L* = {depth}: checking L = {default_layers(mask)} layers (give --layers)")
     if task is not None:
         result = task_to_gpu_check(task, args.layers, args.backend, device, seeds=args.seeds)
+    elif grid.batch_rows > 1:
+        return _run_batch_rows(args, device, grid, subject, names)
     else:
         result = mask_to_gpu_check(mask, args.layers, args.backend, device, seeds=args.seeds, subject=subject)
     spec = spec_of(args.subject, "task" if task is not None else "mask")
     return _emit(args, result, subject, names, spec)
+
+
+MAX_BATCH_ROWS = 64  # distinct batch rows checked for real (each a full gradient check)
+
+
+def _run_batch_rows(args, device: str, grid, subject: str, names) -> int:
+    """Every batch row of a MASK checked on its own (its union over heads, as batch row 0 alone would be);
+    equal rows are checked once. The report is the first failing row's (else row 0's), with every row's verdict."""
+    from hasse.gpu_check.check import mask_to_gpu_check
+
+    masks = [grid.masks[b].any(axis=0) for b in range(grid.batch_rows)]
+    distinct = {m.tobytes(): m for m in masks}
+    if len(distinct) > MAX_BATCH_ROWS:
+        raise InputError(f"gpu-check runs each batch row for real: at most {MAX_BATCH_ROWS} distinct batch rows, got "
+                         f"{len(distinct):,} (check fewer rows, e.g. a slice of the array)", args.subject)
+    done = {}
+    for key, m in distinct.items():
+        done[key] = mask_to_gpu_check(m, args.layers, args.backend, device, seeds=args.seeds, subject=subject)
+    results = [done[m.tobytes()] for m in masks]
+    worst = next((b for b, r in enumerate(results) if not r.passed), 0)
+    rows = [{"batch": b, "passed": r.passed, "unexpected": len(r.report.unexpected),
+             "missing": len(r.report.missing)} for b, r in enumerate(results)]
+    label = f"{subject} [batch row {worst} of {grid.batch_rows}]"
+    head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask"))
+    if (args.json or args.out) and emit_json(args, {**head, "mode": "check", **gpu_check_json(results[worst], label),
+                                                    "batch_rows": rows, "batch_row": worst}):
+        pass
+    else:
+        print(f"{len(rows)} batch rows: " + ", ".join(f"{r['batch']}: {'PASS' if r['passed'] else 'FAIL'}"
+                                                      for r in rows) + f"; batch row {worst} in full:")
+        print(gpu_check_report(results[worst], label, names))
+        if args.out:
+            print(f"JSON written to {args.out}")
+    return 0 if all(r.passed for r in results) else 1
 
 
 def _emit(args, result, subject: str, names, spec, given=None) -> int:

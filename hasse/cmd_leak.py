@@ -193,43 +193,55 @@ NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); g
               "objectives")
 
 
-def load_leak_subject(source: str, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
+def load_leak_subject(source, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
                       kv_len: int | None = None, convention: str = "auto", heads: int | None = None,
-                      batch: int | None = None, empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool]:
-    """``(tasks, bare)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
+                      batch: int | None = None, empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool, list]:
+    """``(tasks, bare, found)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
 
     A MASK gives one task per batch row (each row's layer is the union over its heads,
-    each head's empty rows read by ``empty_rows`` first: :meth:`theory.heads.HeadMasks.layer`).
+    each head's empty rows read by ``empty_rows`` first: :meth:`theory.heads.HeadMasks.layer`);
+    ``found[b]`` is batch row ``b``'s :class:`~theory.empty_rows.EmptyRows` (every query
+    empty in some head: the layer the task holds may have none left), None where the
+    task's own mask shows them (a task, one mask).
 
     A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
-    number of positions compared with ``n``; anything else is a MASK read as every
-    command reads one (``--n`` for a mask_mod) and checked as
+    number of positions compared with ``n``; a task with nothing to check (no
+    supervised position and no isolate group) is refused. Anything else is a MASK
+    read as every command reads one (``--n`` for a mask_mod; an array, a tensor, a
+    ``BlockMask`` or a NamedMask from the API) and checked as
     :func:`theory.task_io.next_token_task`.
     """
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.masks_in import apply_policy, load_heads
     from hasse.theory.task_io import load_task, names_a_task, next_token_task
 
-    if names_a_task(source):
+    if isinstance(source, Task) or isinstance(source, str) and names_a_task(source):
         from hasse.gpu_check.torch_masks import torch_reader_or_none
 
-        task = load_task(source, trust_code=trust_code, fallback=torch_fallback_or_none(),
-                         torch_reader=torch_reader_or_none())
+        task = source if isinstance(source, Task) else load_task(
+            source, trust_code=trust_code, fallback=torch_fallback_or_none(), torch_reader=torch_reader_or_none())
+        label = source if isinstance(source, str) else task.name or None
         if n is not None and n != task.size:
-            raise InputError(f"--n {n} was given but the task has {task.size} positions", source)
+            raise InputError(f"--n {n} was given but the task has {task.size} positions", label)
         if heads is not None or batch is not None:
-            raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", source)
-        return [task], False
+            raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", label)
+        if not task.supervised and not task.isolate:  # design §10: refused, not a vacuous LEAK-FREE
+            raise InputError("nothing to check: no position is supervised (every label is null) and there is no "
+                             "isolate group", label)
+        return [task], False, [None]
     named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
                              convention=convention)
     if grid.masks.shape[:2] == (1, 1):
-        return [next_token_task(named)], True
-    tasks = []
+        return [next_token_task(named)], True, [None]
+    tasks, found = [], []
+    label = source if isinstance(source, str) else named.spec
     for b in range(grid.batch_rows):
-        layer, _ = apply_policy(grid, b, empty_rows, source)
-        row = NamedMask(layer, named.names, named.spec, named.key_only, named.key_only_kind)
+        layer, rows = apply_policy(grid, b, empty_rows, label)
+        spec = named.spec if grid.batch_rows == 1 else f"{named.spec} [batch row {b} of {grid.batch_rows}]"
+        row = NamedMask(layer, named.names, spec, named.key_only, named.key_only_kind)
         tasks.append(next_token_task(row))
-    return tasks, True
+        found.append(rows)
+    return tasks, True, found
 
 
 def load_task_arg(source: str) -> Task:
@@ -246,14 +258,15 @@ def run_leak(args) -> int:
         return run_leak_stack(args)
     if args.task is None:
         raise InputError("give a TASK or MASK (or --stack SPEC)")
-    tasks, bare = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries, kv_len=args.kv_len,
-                                    convention=args.convention, heads=args.heads, batch=args.batch,
-                                    empty_rows=args.empty_rows)
-    reports = [find_leaks_flagged(task, args.layers, args.empty_rows) for task in tasks]
+    tasks, bare, found = load_leak_subject(args.task, args.n, args.trust_code, queries=args.queries,
+                                           kv_len=args.kv_len, convention=args.convention, heads=args.heads,
+                                           batch=args.batch, empty_rows=args.empty_rows)
+    reports = [with_empty_rows(find_leaks_flagged(task, args.layers, args.empty_rows), rows)
+               for task, rows in zip(tasks, found)]
     worst = next((b for b, r in enumerate(reports) if not r.leak_free), 0)  # the first leaking batch row
     task, report = tasks[worst], reports[worst]
     rows = [{"batch": b, "leak_free": r.leak_free, "leaks": len(r.leaks_within()),
-             "isolation": len(r.isolation_within())}
+             "isolation": len(r.isolation_within()), "empty_rows": r.empty_row_report.to_json()}
             for b, r in enumerate(reports)] if len(tasks) > 1 else None
     if args.png:
         from hasse.draw_mask import draw_leak
@@ -270,11 +283,24 @@ def run_leak(args) -> int:
             print(f"{len(rows)} batch rows: " + ", ".join(
                 f"{r['batch']}: {'leak-free' if r['leak_free'] else 'LEAK'}" for r in rows)
                 + f"; batch row {worst} in full:")
+            for b, r in enumerate(reports):  # every row's empty rows and their policy, not only the one in full
+                if r.empty_rows and b != worst:
+                    print(f"batch row {b}: {r.empty_row_report.describe(names=tasks[b].names)}")
         print((NEXT_TOKEN + "\n" if bare else "") + leak_report(task, report, ascii=args.ascii))
         for path, what in ((args.png, "picture"), (args.out, "JSON")):
             if path:
                 print(f"{what} written to {path}")
     return 0 if all(r.leak_free for r in reports) else 1
+
+
+def with_empty_rows(report: LeakReport, found) -> LeakReport:
+    """``report`` naming the empty rows ``found`` (an EmptyRows read per head before the layer was built) too."""
+    if found is None or not found.rows:
+        return report
+    import dataclasses
+
+    rows = tuple(sorted(set(report.empty_rows) | set(found.rows)))
+    return dataclasses.replace(report, empty_rows=rows, empty_row_policy=found.policy)
 
 
 def find_leaks_flagged(task: Task, layers: int | None, empty_rows: str) -> LeakReport:
@@ -627,7 +653,7 @@ def stack_subject(args) -> tuple[Task | None, bool]:
         if not names_a_task(args.task):
             raise InputError("with --stack the layers are the masks: give a TASK (its inputs and labels) or no "
                              "argument (next-token prediction through the stack), not a MASK", args.task)
-        (task,), _ = load_leak_subject(args.task, args.n, args.trust_code)
+        (task,), _, _ = load_leak_subject(args.task, args.n, args.trust_code)
         return task, False
     return None, True
 

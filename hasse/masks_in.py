@@ -159,7 +159,7 @@ def load_heads(source: str, n: int | None = None, heads: int | None = None, batc
     for value, flag in ((heads, "--heads"), (batch, "--batch")):
         if value is not None and value < 1:
             raise InputError(f"{flag} must be a positive integer, got {value}")
-    if source_kind(source) != "function":
+    if not isinstance(source, str) or source_kind(source) != "function":  # the API passes arrays and BlockMasks
         return _load_grid(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
                           convention=convention)
     if heads is None and batch is None:

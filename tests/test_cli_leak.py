@@ -207,3 +207,49 @@ def test_task_file_roundtrip_and_mask_reference(capsys, tmp_path):
 def test_bad_arguments_exit_2(capsys, argv, needle):
     code, _, err = run(capsys, *argv)
     assert code == 2 and needle in err and err.count("\n") == 1, err
+
+
+def _additive(rows):
+    """A (B, 1, 4, 4) float32 additive mask (0 attends, -inf blocks) from 0/1 matrices, one per batch row."""
+    return np.stack([np.where(np.asarray(r, dtype=bool), 0.0, -np.inf) for r in rows]).astype(np.float32)[:, None]
+
+
+def test_every_batch_row_names_its_empty_rows_and_the_policy(capsys, tmp_path):
+    """Issue 20, item 7: batch row 1 of a (2, 1, 4, 4) additive mask has an empty row; the report named none
+    (empty_rows.rows: []). Reference: each batch row given alone, as a 2-D mask."""
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    lonely = causal.copy()
+    lonely[2] = False  # query 2 attends no key: read as every key (attend-all), it sees its target x3
+    tail = causal.copy()
+    tail[3] = False  # query 3 attends no key: it has no target, so row 0 stays leak-free
+    for rows, worst in (([causal, lonely], 1), ([tail, lonely], 1), ([lonely, tail], 0)):
+        np.save(tmp_path / "batch.npy", _additive(rows))
+        alone = []
+        for b, r in enumerate(rows):
+            np.save(tmp_path / f"row{b}.npy", _additive([r])[0, 0])
+            alone.append(leak_json(capsys, str(tmp_path / f"row{b}.npy"))[1])
+        code, data = leak_json(capsys, str(tmp_path / "batch.npy"), expect=1)
+        assert data["batch_row"] == worst
+        assert data["empty_rows"] == alone[worst]["empty_rows"] and data["empty_rows"]["rows"]
+        assert [r["empty_rows"] for r in data["batch_rows"]] == [a["empty_rows"] for a in alone]
+        assert [r["leak_free"] for r in data["batch_rows"]] == [a["leak_free"] for a in alone]
+        code, out, _ = run(capsys, "leak", str(tmp_path / "batch.npy"))
+        lines = out.splitlines()
+        for b, a in enumerate(alone):  # every row's empty rows, in the text too, with the policy
+            if a["empty_rows"]["rows"]:
+                said = "empty rows (queries attending no key): " + ", ".join(map(str, a["empty_rows"]["rows"]))
+                prefix = "" if b == worst else f"batch row {b}: "
+                assert any(x.startswith(prefix + said) and "(--empty-rows attend-all)" in x for x in lines), out
+
+
+def test_a_task_with_nothing_to_check_is_refused(capsys, tmp_path):
+    """No supervised position and no isolate group: refused (exit 2, one line), never a vacuous LEAK-FREE;
+    the same task with an isolate group is checked."""
+    base = {"tokens": 3, "inputs": [["x0", 0], ["x1", 1], ["x2", 2]], "labels": [None, None, None],
+            "mask": "causal:n=3"}
+    (tmp_path / "none.json").write_text(json.dumps(base))
+    code, _, err = run(capsys, "leak", str(tmp_path / "none.json"))
+    assert code == 2 and "nothing to check" in err and err.count("\n") == 1, err
+    (tmp_path / "iso.json").write_text(json.dumps(base | {"isolate": [[0], [1, 2]]}))
+    code, data = leak_json(capsys, str(tmp_path / "iso.json"))
+    assert code == 1 and data["isolation"] and data["supervised"] == []

@@ -221,3 +221,44 @@ def test_planted_union_of_raw_masks_is_caught(monkeypatch):
     monkeypatch.setattr(heads_module, "layer_mask", union_first)
     with pytest.raises(AssertionError):
         test_empty_row_in_one_head_is_read_per_head()
+
+
+# --- issue 20, item 7: gpu-check checks every batch row (it checked batch row 0 only) -----------------------------
+
+
+def test_gpu_check_runs_every_batch_row(capsys, tmp_path):
+    """Batch row 1 of a (2, 1, 4, 4) additive mask has an empty row: the manual backend's softmax over no key
+    gives NaN there, so that row fails. Reference: each batch row checked alone as a 2-D mask."""
+    pytest.importorskip("torch")
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    lonely = causal.copy()
+    lonely[2] = False
+    batch = np.stack([np.where(m, 0.0, -np.inf) for m in (causal, lonely)]).astype(np.float32)[:, None]
+    np.save(tmp_path / "batch.npy", batch)
+    alone = []
+    for b in range(2):
+        np.save(tmp_path / f"row{b}.npy", batch[b, 0])
+        code, out, err = run(capsys, "gpu-check", str(tmp_path / f"row{b}.npy"), "--backend", "manual", "--json")
+        alone.append((code, json.loads(out)))
+    assert [c for c, _ in alone] == [0, 1]  # the reference itself: row 1 fails, row 0 passes
+    code, out, err = run(capsys, "gpu-check", str(tmp_path / "batch.npy"), "--backend", "manual", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["batch_row"] == 1, err
+    assert [r["passed"] for r in data["batch_rows"]] == [a["passed"] for _, a in alone]
+    assert [(r["unexpected"], r["missing"]) for r in data["batch_rows"]] == [
+        (len(a["unexpected"]), len(a["missing"])) for _, a in alone]
+    assert data["unexpected"] == alone[1][1]["unexpected"]
+    code, out, _ = run(capsys, "gpu-check", str(tmp_path / "batch.npy"), "--backend", "manual")
+    assert code == 1 and out.startswith("2 batch rows: 0: PASS, 1: FAIL; batch row 1 in full:"), out
+
+
+def test_gpu_check_batch_evaluates_a_mask_mod_per_batch_row(capsys, tmp_path):
+    """--batch B: a mask_mod reading b is evaluated for b < B and each row checked (without it, refused)."""
+    pytest.importorskip("torch")
+    (tmp_path / "m.py").write_text("def m(b, h, q, kv):\n    return (q >= kv) & ((b == 0) | (q != 2))\n")
+    code, _, err = run(capsys, "gpu-check", f"{tmp_path}/m.py:m", "--n", "4", "--backend", "manual")
+    assert code == 2 and "--batch" in err, err
+    code, out, err = run(capsys, "gpu-check", f"{tmp_path}/m.py:m", "--n", "4", "--batch", "2", "--backend",
+                         "manual", "--json")
+    data = json.loads(out)
+    assert code == 1 and [r["passed"] for r in data["batch_rows"]] == [True, False], err

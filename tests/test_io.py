@@ -474,3 +474,68 @@ def test_mask_mod_not_a_function(mods):
 def test_mask_mod_file_that_does_not_import(tmp_path):
     (tmp_path / "broken.py").write_text("def causal(b, h, q, kv)\n    return q >= kv\n")
     expect_error(f"{tmp_path}/broken.py:causal", "broken.py", "importing it raised SyntaxError", n=4)
+
+
+# --- issue 20, item 7: the API takes what hasse.load_mask takes ---------------------------------------------------
+
+
+def _next_token_reference(matrix):
+    """find_leaks of the next-token task built here by hand (x_q at q, label q+1), not through the API's loaders."""
+    from hasse.theory.leak import find_leaks as theory_find_leaks
+    from hasse.theory.task import make_task
+
+    n = matrix.shape[0]
+    task = make_task(n, [(f"x{q}", q) for q in range(n)], [q + 1 if q + 1 < n else None for q in range(n)],
+                     np.asarray(matrix, dtype=bool))
+    return theory_find_leaks(task)
+
+
+def _mask_forms():
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    window = causal & ~np.tril(np.ones((4, 4), dtype=bool), -2)
+    dense = np.ones((4, 4), dtype=bool)
+    forms = {
+        "bool": (causal, causal), "rows": (dense.astype(int).tolist(), dense), "int": (window.astype(np.int64), window),
+        "additive": (np.where(window, 0.0, -np.inf), window), "heads": (np.stack([causal, dense]), dense),
+        "named": (NamedMask(causal, tuple("0123"), "x"), causal),
+    }
+    try:
+        import torch
+        from torch.nn.attention.flex_attention import create_block_mask
+    except ImportError:
+        return forms
+    forms["tensor"] = (torch.from_numpy(dense), dense)
+    forms["blockmask"] = (create_block_mask(lambda b, h, q, k: q >= k, None, None, 4, 4, device="cpu"), causal)
+    return forms
+
+
+@pytest.mark.parametrize("form", sorted(_mask_forms()))
+def test_find_leaks_and_find_flows_take_what_load_mask_takes(form):
+    """Before: find_leaks refused a numpy array, a tensor or a BlockMask ('unknown task', 'no such file')."""
+    import hasse
+
+    value, matrix = _mask_forms()[form]
+    assert np.array_equal(hasse.load_mask(value).matrix, matrix)  # load_mask accepts it: so must the rest
+    want = _next_token_reference(matrix)
+    got = hasse.find_leaks(value)
+    assert got.leak_free == want.leak_free and [x.to_json() for x in got.leaks] == [x.to_json() for x in want.leaks]
+    reach = hasse.reach(value, 10)
+    assert [f.position for f in hasse.find_flows(value, [0], [1, 2, 3])] == [d for d in (1, 2, 3) if reach[d, 0]]
+
+
+def test_find_flows_reads_each_heads_empty_rows_as_the_command_line(tmp_path, capsys):
+    """Head 1's query 0 attends no key: under attend-all it sees every key, so x3 flows to 0 (as `hasse flow` says);
+    the union over heads taken first would hide it."""
+    import hasse
+    from hasse.cli import main
+
+    causal = np.tril(np.ones((4, 4), dtype=bool))
+    lonely = causal.copy()
+    lonely[0] = False
+    heads = np.stack([causal, lonely])
+    np.save(tmp_path / "h.npy", heads)
+    assert main(["flow", str(tmp_path / "h.npy"), "--from", "3", "--to", "0", "--json"]) == 1
+    cli = json.loads(capsys.readouterr().out)
+    assert [f["position"] for f in cli["flows"]] == [0]
+    assert [f.position for f in hasse.find_flows(heads, [3], [0])] == [0]
+    assert hasse.find_flows(heads, [3], [0], empty_rows="attend-none") == ()

@@ -375,3 +375,217 @@ def test_json_readers_refuse_deep_and_huge_values(tmp_path):
             read_json(str(tmp_path / "x.json"))
     (tmp_path / "ok.json").write_text("[" * 60 + "9223372036854775807" + "]" * 60)
     read_json(str(tmp_path / "ok.json"))  # the limits themselves are fine
+
+
+# ==== issue 20, items 5 (Dask, audit, leak tasks, certificate sources) and 6 (outputs) =========================
+# Each argv (a list: some arguments hold spaces or are empty) must exit 2 with one line on stderr, no traceback.
+
+
+@pytest.fixture(scope="module")
+def files20(tmp_path_factory):
+    """Inputs for the issue-20 rows: tasks with odd isolate fields, forged certificates, indirect inputs."""
+    d = tmp_path_factory.mktemp("limits20")
+    task = {"tokens": 3, "inputs": [["x0", 0], ["x1", 1], ["x2", 2]], "labels": [None, 0, 1], "mask": "causal:n=3"}
+    texts = {
+        "isolate_int.json": json.dumps(task | {"isolate": 3}),
+        "isolate_zero.json": json.dumps(task | {"isolate": 0}),
+        "isolate_true.json": json.dumps(task | {"isolate": True}),
+        "isolate_false.json": json.dumps(task | {"isolate": False}),
+        "unsupervised.json": json.dumps(task | {"labels": [None, None, None]}),
+        "jm.json": json.dumps({"mask": "m.npy"}),
+        "jm_task.json": json.dumps(task | {"mask": "m3.npy"}),
+        "stack.json": json.dumps({"layers": ["m.npy", "m.npy"]}),
+        "cfg_deep.json": '{"model_type": "llama", "x": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "cfg_bigint.json": '{"model_type": "llama", "rms_norm_eps": ' + "1" * 5000 + "}",
+        "cfg_type.json": json.dumps({"model_type": "llama", "rms_norm_eps": "small"}),
+    }
+    for name, text in texts.items():
+        (d / name).write_text(text)
+    np.save(d / "m.npy", np.tril(np.ones((4, 4), dtype=bool)))
+    np.save(d / "m3.npy", np.tril(np.ones((3, 3), dtype=bool)))
+    os.mkfifo(d / "cfg_fifo.json")
+    (d / "sub").mkdir()
+    os.symlink(d / "same.json", d / "alias.json")  # dangling: names same.json, which does not exist yet
+    assert main(["prove", "limit_is_preorder", "--n", "3", "--method", "exhaustive", "--certificate",
+                 str(d / "cert.json")]) == 0
+    cert = json.loads((d / "cert.json").read_text())
+    own = sorted(cert["sources"])
+    forged = {"etc": {"/etc/passwd": "0" * 64}, "zero": {"/dev/zero": "0" * 64},
+              "dots": {"theory/../../../etc/passwd": "0" * 64}, "dot": {"./theory/order.py": "0" * 64},
+              "foreign": {"theory/not_in_the_kit.py": "0" * 64}, "drive": {"C:/kit/theory/order.py": "0" * 64},
+              "many": {f"theory/x{i}.py": "0" * 64 for i in range(300_000)}}
+    for name, extra in forged.items():
+        (d / f"cert_{name}.json").write_text(json.dumps(cert | {"sources": {**cert["sources"], **extra}}))
+    assert own and all(not p.startswith("/") for p in own)
+    return d
+
+
+DASK_ADDRESSES = ["tcp://127.0.0.1:abc", "http://127.0.0.1:8786", "inproc://x", "garbage", "", " ",
+                  "tcp://127.0.0.1:70000", "tcp://127.0.0.1:0", "tcp://127.0.0.1:" + "9" * 5000, "127.0.0.1:8786",
+                  "tcp://:8786", "tcp://a b:8786"]
+
+BAD20 = [
+    # Dask: every address that is not tcp:// or tls:// HOST:PORT, 1 <= PORT <= 65535 (refused before dask is needed)
+    *[["prove", "limit_is_preorder", "--n", "3", "--engine", "dask", "--scheduler", a] for a in DASK_ADDRESSES],
+    ["prove", "limit_is_preorder", "--n", "3", "--scheduler", ""],  # no --engine dask: never silently ignored
+    # leak: isolate must be a list of groups; a task with nothing to check is refused, not LEAK-FREE
+    ["leak", "{d}/isolate_int.json"], ["leak", "{d}/isolate_zero.json"], ["leak", "{d}/isolate_true.json"],
+    ["leak", "{d}/isolate_false.json"], ["leak", "{d}/unsupervised.json"],
+    ["leak", "{d}/isolate_int.json", "--stack", "causal x2"], ["leak", "{d}/unsupervised.json", "--stack", "causal x3"],
+    ["gpu-check", "{d}/isolate_true.json"],
+    # certificate verify and --combine: sources name only the kit's own relative source paths
+    *[["certificate", "verify", f"{{d}}/cert_{name}.json"] for name in
+      ("etc", "zero", "dots", "dot", "foreign", "drive", "many")],
+    ["prove", "limit_is_preorder", "--n", "3", "--combine", "{d}/cert_etc.json"],
+    # outputs: two output flags onto one file (also through a link), before any work
+    ["prove", "limit_is_preorder", "--n", "3", "--certificate", "{d}/same.json", "--out", "{d}/same.json"],
+    ["prove", "limit_is_preorder", "--n", "3", "--certificate", "{d}/same.json", "--out", "{d}/alias.json"],
+    ["prove-mask", "causal", "--claim", "dense", "--certificate", "{d}/same.json", "--out", "{d}/same.json"],
+    ["analyze", "causal:n=4", "--out", "{d}/same.json", "--dot", "{d}/same.json"],
+    ["analyze", "causal:n=4", "--out", "{d}/same.json", "--dot", "{d}/sub/../same.json"],
+    ["analyze", "causal:n=4", "--out", "{d}/alias.json", "--png", "{d}/same.json"],
+    # outputs onto files named inside input files (JSON masks, task masks, stack layers, stack files)
+    ["analyze", "{d}/jm.json", "--out", "{d}/m.npy"],
+    ["analyze", "{d}/jm.json", "--dot", "{d}/m.npy"],
+    ["analyze", "--stack", "{d}/m.npy x2", "--out", "{d}/m.npy"],
+    ["analyze", "--stack", "causal:n=4, {d}/jm.json", "--out", "{d}/m.npy"],
+    ["analyze", "--stack", "{d}/stack.json", "--out", "{d}/m.npy"],
+    ["leak", "{d}/jm_task.json", "--out", "{d}/m3.npy"],
+    ["leak", "{d}/jm.json", "--out", "{d}/m.npy"],
+    ["flow", "{d}/jm.json", "--from", "0", "--to", "1", "--out", "{d}/m.npy"],
+]
+
+
+def _argv20(argv, d):
+    return [a.replace("{d}", str(d)) for a in argv]
+
+
+@pytest.mark.parametrize("argv", BAD20, ids=lambda a: " ".join(a)[:80])
+def test_issue20_bad_input_exits_2_with_one_line(argv, files20, capsys):
+    before = {p.name: p.read_bytes() for p in files20.iterdir() if p.suffix == ".npy"}
+    code = main(_argv20(argv, files20))
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert {p.name: p.read_bytes() for p in files20.iterdir() if p.suffix == ".npy"} == before, "an input was overwritten"
+    assert not (files20 / "same.json").exists(), "an output was written before the refusal"
+
+
+def test_issue20_the_scheduler_address_check_agrees_with_a_reference():
+    """Reference: urllib's own reading of the address (scheme, host, port), independent of the checker."""
+    from urllib.parse import urlsplit
+
+    from hasse.proofs.distributed import scheduler_address
+    from hasse.theory.errors import InputError
+
+    for text in [*DASK_ADDRESSES, "tcp://10.0.0.5:8786", "tls://sched.example:1", "tcp://[::1]:65535",
+                 "tcp://localhost:65536", "tls://h:8786/extra"]:
+        try:
+            parts = urlsplit(text)
+            want = (parts.scheme, parts.hostname, parts.port) if (
+                parts.scheme in ("tcp", "tls") and parts.hostname and " " not in text and parts.port
+                and not parts.path and text == f"{parts.scheme}://{parts.netloc}") else None
+        except ValueError:  # urllib refuses a port out of range or not a number
+            want = None
+        try:
+            got = scheduler_address(text)
+        except InputError as exc:
+            got = None
+            assert "\n" not in str(exc)
+        assert got == want, text
+
+
+class _Server:
+    """A TCP server on 127.0.0.1 in a thread: ``silent`` accepts and never answers, ``garbage`` writes random bytes."""
+
+    def __init__(self, mode: str):
+        import socket
+        import threading
+
+        self.mode, self.conns = mode, []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.address = f"tcp://127.0.0.1:{self.sock.getsockname()[1]}"
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self):
+        rng = np.random.default_rng(20)
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns.append(conn)
+            if self.mode == "garbage":
+                try:
+                    conn.sendall(rng.integers(0, 256, 1 << 16, dtype=np.uint8).tobytes())
+                except OSError:
+                    pass
+
+    def close(self):
+        for c in [*self.conns, self.sock]:
+            c.close()
+
+
+@pytest.mark.parametrize("mode", ["silent", "garbage"])
+def test_issue20_a_scheduler_that_never_answers_or_answers_garbage_is_one_line(mode, capsys):
+    """Before: ``silent`` hung (Dask waited on the handshake), ``garbage`` asked numpy for exabytes (a traceback)."""
+    pytest.importorskip("distributed")
+    server = _Server(mode)
+    try:
+        code = main(["prove", "limit_is_preorder", "--n", "3", "--engine", "dask", "--scheduler", server.address,
+                     "--timeout", "2"])
+    finally:
+        server.close()
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err and server.address in err, err
+    assert ("no Dask handshake" if mode == "silent" else "does not answer as a Dask scheduler") in err, err
+
+
+AUDIT20 = [
+    ["audit", "{d}/cfg_fifo.json"],
+    ["audit", "{d}/cfg_deep.json"],
+    ["audit", "{d}/cfg_bigint.json"],
+    ["audit", "{d}/cfg_type.json"],
+    ["audit", "llama", "--set", "hidden_size=abc"],
+    ["audit", "llama", "--set", "hidden_size=" + HUGE],
+    ["audit", "llama", "--set", "hidden_size=1" + "0" * 5000],
+    ["audit", "llama", "--set", "hidden_size=" + "[" * 5000 + "]" * 5000],
+    ["audit", "llama", "--set", "use_cache=maybe"],
+    ["audit", "llama", "--set", "rms_norm_eps=tiny"],
+    ["audit", "llama", "--set", "no_such_field=1"],
+    ["audit", "llama", "--set", "num_hidden_layers=" + HUGE],
+]
+
+
+@pytest.mark.parametrize("argv", AUDIT20, ids=lambda a: " ".join(a)[:60])
+def test_issue20_audit_bad_configurations_exit_2_with_one_line(argv, files20, capsys):
+    """Before: a FIFO blocked, deep JSON raised RecursionError, a text hidden_size a TypeError."""
+    pytest.importorskip("transformers")
+    code = main(_argv20(argv, files20))
+    _, err = capsys.readouterr()
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
+def test_issue20_certificate_sources_of_the_kit_itself_still_verify(tmp_path, capsys):
+    cert = str(tmp_path / "cert.json")
+    assert main(["prove", "limit_is_preorder", "--n", "3", "--method", "exhaustive", "--certificate", cert]) == 0
+    assert main(["certificate", "verify", cert]) == 0, capsys.readouterr()
+    capsys.readouterr()
+
+
+def test_issue20_outputs_onto_indirect_inputs_leave_them_untouched_and_distinct_outputs_work(files20, tmp_path,
+                                                                                            capsys):
+    before = (files20 / "m.npy").read_bytes()
+    assert main(["analyze", str(files20 / "jm.json"), "--out", str(files20 / "m.npy")]) == 2
+    assert (files20 / "m.npy").read_bytes() == before
+    capsys.readouterr()
+    out, dot = tmp_path / "a.json", tmp_path / "a.dot"  # two different outputs beside an indirect input: fine
+    assert main(["analyze", str(files20 / "jm.json"), "--out", str(out), "--dot", str(dot)]) == 0
+    assert json.loads(out.read_text())["command"] == "analyze" and dot.read_text().startswith("digraph")
+    capsys.readouterr()

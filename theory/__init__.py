@@ -13,11 +13,12 @@ from __future__ import annotations
 from hasse.theory.lazy import lazy_exports
 
 _EXPORTS = {  # public name -> module of hasse.theory that defines it
-    **dict.fromkeys(("MaskAnalysis", "empty_rows", "mask_to_analysis"), ".analysis"),
+    # `empty_rows` and `reach` the functions are not exported here: each name is a submodule
+    # (hasse.theory.empty_rows, hasse.theory.reach), and a package name means one thing (the module).
+    **dict.fromkeys(("MaskAnalysis", "mask_to_analysis"), ".analysis"),
     **dict.fromkeys(("InputError", "TooLargeError"), ".errors"),
     **dict.fromkeys(("NamedMask", "as_mask"), ".mask"),
     **dict.fromkeys(("LimitOrder", "mask_to_order"), ".order"),
-    # `reach` the function is not exported here: it would clash with the submodule hasse.theory.reach.
     **dict.fromkeys(("PowerCycle", "dependency", "hop_distances", "power_cycle"), ".reach"),
 }
 

@@ -202,7 +202,12 @@ def make_task(
 def _isolate_groups(isolate, size: int, source: str | None) -> tuple[tuple[int, ...], ...]:
     groups = []
     seen: dict[int, int] = {}
-    for g, group in enumerate(isolate or ()):
+    if isolate is None:
+        isolate = ()
+    if not isinstance(isolate, (list, tuple)):  # an int or a bool is no list of groups (0 and false are not "none")
+        raise InputError(f"'isolate' must be a list of groups (each a list of positions), got "
+                         f"{type(isolate).__name__} {isolate!r:.40}", source)
+    for g, group in enumerate(isolate):
         if not isinstance(group, (list, tuple)) or not group:
             raise InputError(f"isolate group {g} must be a non-empty list of positions, got {group!r}", source)
         members = []
