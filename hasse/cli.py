@@ -47,6 +47,9 @@ examples:
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # usage errors: exit 2, one line (the usage is in --help)
+        flag, _, rest = message.removeprefix("argument ").partition(": ")
+        if message.startswith("argument ") and rest.startswith(flag):  # parsers.integer names its flag itself
+            message = rest
         print(f"{self.prog}: error: {message} (see {self.prog} --help)".replace("\n", " "), file=sys.stderr)
         raise SystemExit(EXIT_BAD_INPUT)
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from hasse.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments, key_only_line
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.empty_rows import ANALYZE_DEFAULT
 from hasse.theory.errors import InputError
@@ -71,8 +71,8 @@ def register(sub) -> None:
     p.add_argument("mask", metavar="MASK", nargs="?",
                    help="built-in spec, .npy/.txt/.csv/.json file, or file.py:mask_mod; a model preset "
                         "(gemma3:n=4096) means --stack that preset; optional when --stack is given")
-    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
-    p.add_argument("--layers", type=int, metavar="L", help="also report R(L), the dependencies after L layers")
+    p.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod")
+    p.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="also report R(L), the dependencies after L layers")
     p.add_argument("--no-residual", action="store_true", help="drop the residual connection (negative control)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")

@@ -11,7 +11,7 @@ import math
 import time
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.tables import capped_rows
 from hasse.theory.errors import InputError
 
@@ -85,26 +85,26 @@ def register(sub) -> None:
     p.add_argument("model", nargs="?", default=None, metavar="MODEL",
                    help="family, transformers:SomeConfig or config.json (default: llama)")
     p.add_argument("--config", metavar="CONFIG", help="the same as MODEL: transformers:SomeConfig or a config.json")
-    p.add_argument("--layers", type=int, default=2, metavar="L", help="number of layers (default 2)")
+    p.add_argument("--layers", type=integer("--layers"), default=2, metavar="L", help="number of layers (default 2)")
     p.add_argument("--scenario", default="plain", help="plain, packed, packed_mask, left_pad, right_pad, mask4d, "
                    "perm (default plain)")
-    p.add_argument("--n", type=int, metavar="N", help="positions (default 12; packed: the sum of --documents)")
+    p.add_argument("--n", type=integer("--n"), metavar="N", help="positions (default 12; packed: the sum of --documents)")
     p.add_argument("--documents", metavar="A+B+…", help="packed document lengths (default: two halves of --n)")
-    p.add_argument("--pad", type=int, metavar="P", help="padding positions (default n // 4)")
+    p.add_argument("--pad", type=integer("--pad"), metavar="P", help="padding positions (default n // 4)")
     p.add_argument("--mask", metavar="MASK", help="mask4d: the intended mask (a spec or a mask file)")
-    p.add_argument("--window", type=int, metavar="W", help="sliding window of the windowed families (default 4)")
-    p.add_argument("--chunk", type=int, metavar="C", help="Llama 4 attention chunk (default 4)")
+    p.add_argument("--window", type=integer("--window", 1), metavar="W", help="sliding window of the windowed families (default 4)")
+    p.add_argument("--chunk", type=integer("--chunk", 1), metavar="C", help="Llama 4 attention chunk (default 4)")
     p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
                    help="set a configuration field last (repeatable; JSON values: true, 1, [...])")
     p.add_argument("--backend", action="append", metavar="NAME",
                    help="eager, sdpa or flex_attention (repeatable; default: every one that runs here)")
     p.add_argument("--compare", metavar="A,B[,C]", help="compare these backends' measured dependencies")
-    p.add_argument("--seeds", type=int, default=3, metavar="S", help="seeds (weights, inputs, probes; default 3)")
+    p.add_argument("--seeds", type=integer("--seeds"), default=3, metavar="S", help="seeds (weights, inputs, probes; default 3)")
     p.add_argument("--dtype", default="auto", choices=("auto", "float64", "float32"),
                    help="auto: float64 where the model runs in it, else float32")
     p.add_argument("--no-cache", action="store_true",
                    help="pass use_cache=False (default: the model's own default, as a plain call does)")
-    p.add_argument("--drop-mask-layer", type=int, metavar="I",
+    p.add_argument("--drop-mask-layer", type=integer("--drop-mask-layer"), metavar="I",
                    help="self-test: drop the attention mask handed to layer I (the audit must fail)")
     p.add_argument("--png", metavar="FILE", help="predicted vs measured, side by side (.png, .svg or .pdf)")
     p.add_argument("--certificate", metavar="FILE",

@@ -6,7 +6,7 @@ import math
 import sys
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
@@ -42,7 +42,7 @@ def register(sub) -> None:
     v.add_argument("cert", metavar="CERT", help="a certificate written by hasse prove --certificate")
     v.add_argument("--recheck", type=float, default=0.0, metavar="FRACTION",
                    help="fraction of the scans to run again, 0 … 1 (default 0; 1.0: everything)")
-    v.add_argument("--seed", type=int, default=0, help="seed of the random sample (default 0)")
+    v.add_argument("--seed", type=integer("--seed", 0), default=0, help="seed of the random sample (default 0)")
     v.add_argument("--timeout", type=float, metavar="S", help="seconds per re-run (unknown after)")
     add_json_arguments(v)
     v.set_defaults(run=ascii_aware(run))

@@ -15,7 +15,7 @@ import sys
 from hasse.cmd_leak import leak_report, path_text
 from hasse.masks_in import add_empty_rows_argument, add_stack_arguments, flagged
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.tables import task_table
 from hasse.theory.counterexample import (Counterexample, design_size, disagreement, find_counterexample,
                                          without_n)
@@ -82,9 +82,9 @@ exit status: 1 a counterexample was found (or the methods disagree); 0 none up t
 def register(sub) -> None:
     p = add_command(sub, "counterexample", "smallest n at which a design leaks", DESCRIPTION, EPILOG)
     p.add_argument("design", metavar="DESIGN")
-    p.add_argument("--n", type=int, metavar="N", help="search every size up to N (default 8)")
-    p.add_argument("--max-n", type=int, default=None, help=argparse.SUPPRESS)  # the old name of --n (deprecated)
-    p.add_argument("--layers", type=int, metavar="L",
+    p.add_argument("--n", type=integer("--n"), metavar="N", help="search every size up to N (default 8)")
+    p.add_argument("--max-n", type=integer("--max-n"), default=None, help=argparse.SUPPRESS)  # the old name of --n (deprecated)
+    p.add_argument("--layers", type=integer("--layers", 0), metavar="L",
                    help="a counterexample must leak within L layers (default: at any depth; with --stack, the "
                         "stack's depth)")
     p.add_argument("--json", action="store_true",

@@ -16,7 +16,7 @@ import math
 from hasse.gpu_check.torch_extra import require_torch
 from hasse.masks_in import add_code_timeout_argument, add_convention_argument, add_stack_arguments
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.tables import capped_rows, cut_items
 from hasse.theory.errors import InputError
 from hasse.train_demo_view import add_train_demo_arguments, check_train_demo_args, run_train_demo
@@ -107,18 +107,18 @@ def register(sub) -> None:
                     DESCRIPTION, EPILOG)
     p.add_argument("subject", metavar="MASK|TASK", nargs="?",
                    help="built-in spec, task .json, or mask file / mask_mod (optional with --stack)")
-    p.add_argument("--layers", type=int, metavar="L", help="number of Transformer blocks (default: L*, 1 to 6)")
+    p.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="number of Transformer blocks (default: L*, 1 to 6)")
     p.add_argument("--backend", default="manual", choices=("manual", "sdpa", "flex", "mha", "additive", "sdpa_float"),
                    help="attention kernel (default: manual)")
     p.add_argument("--device", default="auto", choices=("auto", "cpu", "cuda"),
                    help="auto picks CUDA when available (default: auto)")
-    p.add_argument("--seeds", type=int, default=3, metavar="S",
+    p.add_argument("--seeds", type=integer("--seeds", 1), default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
-    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (with --stack: of its layers)")
-    p.add_argument("--heads", type=int, metavar="H",
+    p.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod (with --stack: of its layers)")
+    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
                    help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
                         "split a (B*H, Q, K) array")
-    p.add_argument("--batch", type=int, metavar="B",
+    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
                         "fails); a 4-D array's batch rows are always each checked")
     add_stack_arguments(p)

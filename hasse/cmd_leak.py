@@ -7,7 +7,7 @@ import re
 from hasse.masks_in import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
                             add_query_arguments, add_range_arguments, add_stack_arguments)
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.tables import capped_table
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
@@ -99,11 +99,11 @@ def register(sub) -> None:
     p.add_argument("task", metavar="TASK|MASK", nargs="?",
                    help="built-in task spec or task .json file; or a MASK, checked as next-token prediction "
                         "(with --stack: a TASK, or nothing for next-token prediction through the stack)")
-    p.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod (for any other form: must "
+    p.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod (for any other form: must "
                    "equal its number of positions)")
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task or mask whose 'mask' names file.py:function run it (default: refused)")
-    p.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
+    p.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="verdict for an L-layer model (default: every depth)")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path and the isolation "
@@ -112,10 +112,10 @@ def register(sub) -> None:
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
     add_convention_argument(p)
-    p.add_argument("--heads", type=int, metavar="H",
+    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
                    help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
                         "split a (B*H, Q, K) array")
-    p.add_argument("--batch", type=int, metavar="B",
+    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
                         "leaks); a 4-D array's batch rows are always each checked")
     add_stack_arguments(p)
@@ -127,8 +127,8 @@ def register(sub) -> None:
                    help="built-in spec, mask file, or file.py:mask_mod (with --n); left out with --stack")
     f.add_argument("--from", dest="sources", required=True, metavar="SET", help="positions that must not be read")
     f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
-    f.add_argument("--n", type=int, help="size at which to evaluate a file.py:mask_mod")
-    f.add_argument("--layers", type=int, metavar="L", help="verdict for an L-layer model (default: every depth)")
+    f.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod")
+    f.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="verdict for an L-layer model (default: every depth)")
     f.add_argument("--json", action="store_true",
                    help="print one JSON object and nothing else: a task file (hasse leak reads it)")
     f.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")

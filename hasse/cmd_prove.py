@@ -9,7 +9,7 @@ import time
 
 from hasse.output import ascii_aware, emit_json, json_header
 from hasse.output import PROGRESS, clear_progress, progress, say
-from hasse.parsers import add_command
+from hasse.parsers import add_command, integer
 from hasse.theory.errors import InputError
 
 DESCRIPTION = """\
@@ -67,10 +67,10 @@ def register(sub) -> None:
     p = add_command(sub, "prove", "verify the theorems for a given n (exhaustive and Z3)", DESCRIPTION,
                     EPILOG.format(names="\n".join(f"  {x}" for x in NAMES)))
     p.add_argument("name", metavar="NAME|all")
-    p.add_argument("--n", type=int, required=True, help="size of the objects quantified over")
+    p.add_argument("--n", type=integer("--n"), required=True, help="size of the objects quantified over")
     p.add_argument("--method", choices=("exhaustive", "z3", "both"), default="both")
     p.add_argument("--timeout", type=float, metavar="S", help="seconds per theorem and method (unknown after)")
-    p.add_argument("--workers", type=int, default=1, help="processes for exhaustive checks (default 1)")
+    p.add_argument("--workers", type=integer("--workers"), default=1, help="processes for exhaustive checks (default 1)")
     p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts (with --orbits: "
                                                   "part i of k of the enumeration)")
     p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
@@ -89,7 +89,7 @@ def register(sub) -> None:
                         "(pip install 'hasse-attention[dist]')")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="--engine dask: a running Dask scheduler (default: a local cluster of --workers processes)")
-    p.add_argument("--units", type=int, metavar="K",
+    p.add_argument("--units", type=integer("--units"), metavar="K",
                    help="--engine dask: parts of the enumeration (default: four per worker)")
     p.set_defaults(run=ascii_aware(run))
 

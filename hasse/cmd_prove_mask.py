@@ -22,8 +22,8 @@ import sys
 import time
 
 from hasse.output import add_json_arguments, ascii_aware, emit_json, json_header, say, spec_of
-from hasse.parsers import add_command
-from hasse.theory.errors import InputError
+from hasse.parsers import add_command, integer
+from hasse.theory.errors import InputError, clip
 
 CLAIMS = ("dense", "leak-free", "isolation", "consistent")
 SEARCH_LAYERS = 4  # every depth, invariant failed: a walk of at most this many hops is looked for
@@ -96,10 +96,10 @@ def register(sub) -> None:
     p.add_argument("--task", metavar="TASK",
                    help="the task whose targets must not leak (a catalogue task: causal_lm, mlm, packed, …); "
                         "default: MASK's own task (butterfly, block_two_stream, …)")
-    p.add_argument("--layers", type=int, metavar="L", help="leak-free/isolation within L layers (default: every depth)")
+    p.add_argument("--layers", type=integer("--layers"), metavar="L", help="leak-free/isolation within L layers (default: every depth)")
     p.add_argument("--invariant", metavar="FILE.py:fn",
                    help="the inductive invariant for every depth, as a mask_mod (or a catalogue spec)")
-    p.add_argument("--search-layers", type=int, default=SEARCH_LAYERS, metavar="K",
+    p.add_argument("--search-layers", type=integer("--search-layers", 0), default=SEARCH_LAYERS, metavar="K",
                    help="every depth: when the invariant fails, look for a real leak walk of at most K hops "
                         f"(default {SEARCH_LAYERS}; 0: do not)")
     add_common_arguments(p)
@@ -108,7 +108,7 @@ def register(sub) -> None:
 
 def add_common_arguments(p) -> None:
     """The flags prove-mask and equiv share: --heads, --param-range, --timeout, --json/--out/--ascii, --certificate."""
-    p.add_argument("--heads", type=int, metavar="H", help="number of heads of a mask_mod that reads h (the union)")
+    p.add_argument("--heads", type=integer("--heads", 1), metavar="H", help="number of heads of a mask_mod that reads h (the union)")
     p.add_argument("--param-range", action="append", default=[], metavar="NAME=LO..HI",
                    help="only values LO <= NAME <= HI (repeatable; NAME may be n)")
     p.add_argument("--timeout", type=float, metavar="S",
@@ -218,8 +218,11 @@ def parse_range(text: str) -> tuple[str, int, int]:
     """
     m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*(-?\d+)\s*\.\.\s*(-?\d+)\s*", text)
     if not m:
-        raise InputError(f"--param-range {text}: expected NAME=LO..HI (e.g. n=2..64)")
-    name, lo, hi = m.group(1), int(m.group(2)), int(m.group(3))
+        raise InputError(f"--param-range {clip(text, 60)}: expected NAME=LO..HI (e.g. n=2..64)")
+    from hasse.theory.limits import parse_int
+
+    name = m.group(1)
+    lo, hi = (parse_int(m.group(i), f"--param-range {name}") for i in (2, 3))  # within 64 bits, as every integer
     if lo > hi:
         raise InputError(f"--param-range {text}: LO must be <= HI")
     return name, lo, hi
@@ -313,6 +316,14 @@ def _run(args) -> int:
         raise InputError(f"--claim is required: one of {', '.join(CLAIMS)}")
     if args.search_layers < 0:
         raise InputError(f"--search-layers must be >= 0, got {args.search_layers}")
+    from hasse.theory.limits import MAX_WALK_LAYERS, require_count
+    from hasse.theory.mask_io import source_kind
+
+    require_count("--search-layers", args.search_layers, MAX_WALK_LAYERS, "a walk holds one copy of the mask per "
+                  "hop", low=0)
+    if args.heads is not None and not any(source_kind(s) == "function" for s in (args.mask, args.invariant) if s):
+        raise InputError(f"--heads applies to a FILE.py:fn mask_mod that reads h; {args.mask} is a catalogue spec "
+                         "(one mask for every head)")
     if args.layers is not None and args.layers < 1:
         raise InputError(f"--layers must be >= 1, got {args.layers}")
     if args.layers is not None and args.invariant:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 
+from hasse.parsers import integer
 from hasse.theory.empty_rows import POLICIES, EmptyRows
 from hasse.theory.errors import InputError, TooLargeError
 from hasse.theory.mask import KEY_ONLY_KINDS, QUERY_LAYOUTS, NamedMask
@@ -22,9 +23,9 @@ OPTIONS = {"h": "--heads H", "b": "--batch B"}
 
 def add_range_arguments(p) -> None:
     """``--heads H``, ``--batch B``, ``--queries`` and ``--kv-len K`` for a command that takes a MASK."""
-    p.add_argument("--heads", type=int, metavar="H",
+    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
                    help="evaluate a file.py:mask_mod for heads h = 0..H-1; the layer's mask is their union")
-    p.add_argument("--batch", type=int, metavar="B",
+    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
                    help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
     add_query_arguments(p)
     add_convention_argument(p)
@@ -58,7 +59,7 @@ def add_query_arguments(p) -> None:
                         "K key positions (KV-cache decoding, chunked prefill; the first K-Q are key-only, the "
                         "cache); 'separate' puts the queries after K key-only memory positions (cross-attention; "
                         "required when Q > K)")
-    p.add_argument("--kv-len", type=int, metavar="K",
+    p.add_argument("--kv-len", type=integer("--kv-len", 1), metavar="K",
                    help="evaluate a file.py:mask_mod on the Q x K grid, Q = --n queries and K keys "
                         "(FlexAttention's Q_LEN x KV_LEN; q_idx still runs 0..Q-1)")
 
@@ -231,7 +232,7 @@ STACK_HELP = ("a mask per layer, first layer first: 'sliding_window:w=4 x5, caus
 def add_stack_arguments(p) -> None:
     """``--stack SPEC`` and ``--repeat R`` (design.md §7, "Stacks")."""
     p.add_argument("--stack", metavar="SPEC", help=STACK_HELP)
-    p.add_argument("--repeat", type=int, metavar="R", help="repeat the whole --stack R times (default 1)")
+    p.add_argument("--repeat", type=integer("--repeat", 1), metavar="R", help="repeat the whole --stack R times (default 1)")
 
 
 def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, heads: int | None = None,

@@ -19,3 +19,39 @@ def add_command(sub, name: str, help: str, description: str, epilog: str | None 
     """
     return sub.add_parser(name, help=help, description=description, epilog=epilog,
                           formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def integer(flag: str, low: int | None = None):
+    """The argparse ``type`` of every integer option: digits within 64 bits, at least ``low`` (one line else).
+
+    The text is read by :func:`theory.limits.parse_int` (no int-str ValueError, no 5,000-digit
+    echo); ``low`` = 1 says "a positive integer", another ``low`` ">= low". Upper limits are
+    the library's (:mod:`theory.limits`), which names the size it refuses.
+
+    >>> heads = integer("--heads", 1)
+    >>> heads("4")
+    4
+    >>> heads("0")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --heads must be a positive integer, got 0
+    >>> integer("--layers", 0)("9" * 5000)
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: --layers: an integer of 5,000 digits is beyond 64 bits (at most 9223372036854775807)
+    """
+    from hasse.theory.errors import InputError
+    from hasse.theory.limits import parse_int
+
+    def parse(text: str) -> int:
+        try:
+            value = parse_int(text, flag)
+        except InputError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+        if low is not None and value < low:
+            wording = "a positive integer" if low == 1 else f">= {low}"
+            raise argparse.ArgumentTypeError(f"{flag} must be {wording}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse

@@ -10,6 +10,7 @@ The options are registered on the ``gpu-check`` parser by
 from __future__ import annotations
 
 from hasse.output import emit_json, json_header, spec_of, warn
+from hasse.parsers import integer
 from hasse.theory.errors import InputError
 
 
@@ -21,8 +22,8 @@ def add_train_demo_arguments(parser) -> None:
     demo.add_argument("--twin", metavar="SPEC", help="the leaky design to train beside TASK "
                       "(default: butterfly <-> bad_butterfly_self, block_two_stream <-> bad_block_own_content, "
                       "same parameters; given a bad design, its clean twin is trained beside it)")
-    demo.add_argument("--steps", type=int, default=300, help="training steps per design (default 300)")
-    demo.add_argument("--vocab", type=int, default=16, metavar="V", help="vocabulary size V (default 16)")
+    demo.add_argument("--steps", type=integer("--steps"), default=300, help="training steps per design (default 300)")
+    demo.add_argument("--vocab", type=integer("--vocab"), default=16, metavar="V", help="vocabulary size V (default 16)")
     demo.add_argument("--png", metavar="FILE", help="save both loss curves and ln V as a PNG (needs matplotlib)")
 
 

@@ -192,6 +192,9 @@ def symbolic_mask(spec: str) -> SymbolicMask:
             known = ", ".join(p.name for p in entry.params) or "none"
             raise InputError(f"unknown parameter {key!r} for {entry.name}; its parameters: {known}", source)
         if param.kind == "int" and text.strip().isidentifier():
+            if not text.strip()[0].isupper():  # w=abc is a typo, not a symbol: symbols are capitalised (W)
+                raise InputError(f"{param.name} must be an integer or a symbol with a capital initial (W: one "
+                                 f"symbol shared by the specs naming it), got {text.strip()!r}", source)
             shared[key] = text.strip()  # symbolic, under that name: two specs naming W share it
             continue
         given[key] = parse_value(param, text, source)

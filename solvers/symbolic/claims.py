@@ -54,6 +54,8 @@ import z3
 from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
 from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.z3_prove import SAT, UNSAT, check
+from hasse.theory.errors import InputError
+from hasse.theory.limits import MAX_WALK_LAYERS, number_text
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 EXIT_CODES = {PROVED: 0, REFUTED: 1, UNKNOWN: 3}  # as `hasse prove`
@@ -384,7 +386,15 @@ def _resolve_invariant(mask, invariant, timeout, task: SymbolicTask | None = Non
 
 
 def _walk(mask: SymbolicMask, layers: int, prefix: str) -> tuple[list, list, list]:
-    """Positions ``p_0 … p_L``, hop constraints ``A(p_{i+1}, p_i)`` and the facts of those reads."""
+    """Positions ``p_0 … p_L``, hop constraints ``A(p_{i+1}, p_i)`` and the facts of those reads.
+
+    At most :data:`theory.limits.MAX_WALK_LAYERS` hops are encoded (one copy of the mask per
+    hop); a longer walk is refused here, after a transitive ``M or I`` shortened it to one.
+    """
+    if layers > MAX_WALK_LAYERS:
+        raise InputError(f"layers = {number_text(layers)}: a walk of more than {MAX_WALK_LAYERS} hops is not "
+                         "encoded (one copy of the mask per hop, and M or I is not transitive here, so walks do not "
+                         "shorten); leave layers out for the claim at every depth (an invariant covers every L)")
     ps = _positions(prefix, layers + 1)
     pairs = [(ps[i + 1], ps[i]) for i in range(layers)]
     # stutters (hops through the residual) first: every walk of at most L hops has this form,

@@ -29,6 +29,7 @@ import z3
 
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
 from hasse.solvers.symbolic.trace import Traced, TraceError, trace
+from hasse.theory.limits import MAX_SYMBOLIC_HEADS, require_count
 
 N = "n"  # the name of the sample length everywhere
 
@@ -192,8 +193,12 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
 
     A mask_mod that reads ``h`` needs ``heads``: the layer's mask is the union over ``h <
     heads`` (an ``Or`` of the traced formula at each head); ``b`` is 0 … ``batch − 1`` the
-    same way (each batch row is its own problem: only ``batch = 1`` is taken here).
+    same way (each batch row is its own problem: only ``batch = 1`` is taken here). At most
+    :data:`theory.limits.MAX_SYMBOLIC_HEADS` heads (one copy of the formula each).
     """
+    if heads is not None:
+        require_count("heads", heads, MAX_SYMBOLIC_HEADS, "the union over heads holds one copy of the traced "
+                      "formula per head", name)
     n = z3.Int(N)
     q, k, b, h = z3.Int("q0"), z3.Int("k0"), z3.Int("b0"), z3.Int("h0")
     traced = trace(mask_mod, [SymInt(b, None), SymInt(h, None), SymInt(q, None), SymInt(k, None), *extra_args],
