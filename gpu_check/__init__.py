@@ -7,8 +7,9 @@ The only package that imports torch, and only in its modules, not here, so that
 - ``model``       the stack of pre-norm Transformer blocks with seeded weights;
 - ``backends``    masked attention behind one interface: manual, SDPA, FlexAttention
                   (eager, compiled), nn.MultiheadAttention (mask inverted explicitly);
-- ``dependency``  the observed dependency pattern (batched VJPs or forward
-                  perturbations) against R(L): unexpected, missing, cancelled;
+- ``dependency``  the observed dependency pattern (batched VJPs, exact; or forward
+                  perturbations, against the noise measured in the same run) against
+                  R(L): unexpected, missing, cancelled;
 - ``embedding``   a task's inputs as symbol + position embeddings;
 - ``leak_gradients``  per supervised position, gradients w.r.t. inputs holding its target;
 - ``check``       the pipeline behind ``hasse gpu-check`` (one mask, a task, or a stack);

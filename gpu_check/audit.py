@@ -12,13 +12,15 @@ hidden state of position ``q`` after layer ``l`` on input embedding ``k`` is
 - ``perturbation`` (FlexAttention on the CPU has no backward; both in :mod:`gpu_check.audit_measure`):
   ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, the unperturbed input in the same batch.
 
-Both are exactly zero when no path exists (masked probabilities are exact zeros).
+A VJP is exactly zero when no path exists (masked probabilities are exact zeros); a
+perturbation is decided against the backend's noise measured in the same run (the
+noise rule of :mod:`gpu_check.dependency`: above ``NOISE_MARGIN · max(noise_q, ρ ‖h_q‖)``).
 The *predicted* dependency is ``R(l)`` of the intended layer masks
 (:func:`hasse.theory.reach.reach` with the list of the first ``l``). Only rows of
 real tokens are compared (padding query rows are excluded and the report says so).
-A pair is *unexpected* if it is nonzero (or NaN) in some seed at layer ``L`` and
-``R(L)`` is false; *missing* if ``R(L)`` holds and it is zero in every seed
-(:func:`gpu_check.dependency.classify`).
+A pair is *unexpected* if it is a dependency (nonzero, above the noise, or NaN) in
+some seed at layer ``L`` and ``R(L)`` is false; *missing* if ``R(L)`` holds and it is
+no dependency in any seed (:func:`gpu_check.dependency.classify`).
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from hasse.gpu_check.audit_models import (BACKENDS, ModelSpec, build_model, firs
 from hasse.gpu_check.audit_measure import (has_backward, layer_outputs, measure_perturbation, measure_vjp,
                                            random_embeddings)
 from hasse.gpu_check.audit_scenarios import PAD, Scenario, intended_masks
-from hasse.gpu_check.dependency import classify
+from hasse.gpu_check.dependency import classify, dependent, noise_thresholds
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
 
@@ -72,11 +74,18 @@ class BackendAudit:
     cancelled: int
     groups: tuple[Group, ...]
     seconds: float
+    thresholds: np.ndarray | None = None  # (S, L, n): a norm counts above this (None: vjp, above 0)
+    relative_noise: float = 0.0  # ρ of the noise rule (perturbation)
 
     @property
     def measured(self) -> np.ndarray:
-        """(L, n, n) bool: nonzero (or NaN) in some seed."""
-        return (self.norms != 0).any(axis=0)
+        """(L, n, n) bool: a dependency (nonzero or above the noise, or NaN) in some seed."""
+        return dependent(self.norms, self.thresholds).any(axis=0)
+
+    @property
+    def detection_limit(self) -> float:
+        """The largest noise threshold (0: any nonzero counts)."""
+        return 0.0 if self.thresholds is None else float(self.thresholds.max(initial=0.0))
 
     @property
     def clean(self) -> bool:
@@ -141,15 +150,19 @@ def first_layers(stack: np.ndarray) -> np.ndarray:
     return np.where(hit.any(axis=0), hit.argmax(axis=0) + 1, 0)
 
 
-def classify_audit(scenario: Scenario, predicted: np.ndarray, norms: np.ndarray, encoder: bool):
-    """``(unexpected, missing, cancelled, groups)`` of per-seed, per-layer ``norms`` (S, L, n, n) vs R(l) (L, n, n)."""
+def classify_audit(scenario: Scenario, predicted: np.ndarray, norms: np.ndarray, encoder: bool,
+                   thresholds: np.ndarray | None = None):
+    """``(unexpected, missing, cancelled, groups)`` of per-seed, per-layer ``norms`` (S, L, n, n) vs R(l) (L, n, n).
+
+    ``thresholds`` (S, L, n): the noise rule's, per output row (None: any nonzero counts).
+    """
     real = scenario.real
     final = norms[:, -1].copy()  # (S, n, n)
     theory = predicted[-1].copy()
     final[:, ~real] = 0  # padding query rows are not compared
     theory[~real] = False
-    unexpected, missing, cancelled = classify(theory, final)
-    measured = (norms != 0).any(axis=0)  # (L, n, n)
+    unexpected, missing, cancelled = classify(theory, final, None if thresholds is None else thresholds[:, -1])
+    measured = dependent(norms, thresholds).any(axis=0)  # (L, n, n)
     nan = np.isnan(norms[:, -1]).any(axis=0)
     groups = group_findings(scenario, unexpected, first_layers(measured & ~predicted),
                             unexpected_kind(scenario, encoder, nan))
@@ -184,7 +197,10 @@ def _models(config, setup: Setup, backend: str, seed: int, reference=None):
 
 
 def _measure(config, setup: Setup, names: list, explicit: bool, skipped: list, *, final_only: bool):
-    """Per backend: the list over seeds of (L, n, n) norms, the dtype and the seconds spent measuring.
+    """Per backend: the list over seeds of (L, n, n) norms, the dtype, the seconds spent measuring and the noise.
+
+    The noise is, per backend measured by perturbation, the list over seeds of
+    ``(noise, scale)`` (L, n) each (:func:`gpu_check.audit_measure.measure_perturbation`).
 
     ``final_only`` measures the last layer only by VJP (the earlier ones stay 0); a
     backend that does not build or run is removed from ``names`` and added to
@@ -193,6 +209,7 @@ def _measure(config, setup: Setup, names: list, explicit: bool, skipped: list, *
     scenario = setup.scenario
     rows = np.flatnonzero(scenario.real)
     per_backend: dict[str, list] = {}
+    noise: dict[str, list] = {}
     dtypes: dict[str, str] = {}
     times: dict[str, float] = {}
     with warnings.catch_warnings():
@@ -214,7 +231,9 @@ def _measure(config, setup: Setup, names: list, explicit: bool, skipped: list, *
                             norms = measure_vjp(run, x, rows, seed=s, chunk=setup.chunk, final_only=final_only,
                                                 batched="replicate")
                     else:
-                        norms = measure_perturbation(run, x, rows, seed=s, chunk=4 * setup.chunk)
+                        norms, seed_noise, seed_scale = measure_perturbation(run, x, rows, seed=s,
+                                                                             chunk=4 * setup.chunk)
+                        noise.setdefault(name, []).append((seed_noise, seed_scale))
                     times[name] = times.get(name, 0.0) + time.perf_counter() - start
                 except InputError as exc:
                     if explicit:
@@ -228,10 +247,18 @@ def _measure(config, setup: Setup, names: list, explicit: bool, skipped: list, *
                     skipped.append((name, f"{type(exc).__name__}: {first_sentence(str(exc))}"))
                     names.remove(name)
                     per_backend.pop(name, None)
+                    noise.pop(name, None)
                     continue
                 per_backend.setdefault(name, []).append(norms)
                 dtypes[name] = dtype
-    return per_backend, dtypes, times
+    return per_backend, dtypes, times, noise
+
+
+def _thresholds(noise: dict, name: str):
+    """``(thresholds (S, L, n), ρ)`` of a backend measured by perturbation; ``(None, 0.0)`` for a VJP."""
+    if name not in noise:
+        return None, 0.0
+    return noise_thresholds(np.stack([a for a, _ in noise[name]]), np.stack([b for _, b in noise[name]]))
 
 
 def audit(setup: Setup, backends=None) -> Audit:
@@ -253,21 +280,27 @@ def audit(setup: Setup, backends=None) -> Audit:
     explicit = backends is not None
     names = list(backends) if explicit else list(BACKENDS)
     skipped: list[tuple[str, str]] = []
-    per_backend, dtypes, times = _measure(config, setup, names, explicit, skipped, final_only=True)
-    final = {name: (np.stack(v)[:, -1] != 0).any(axis=0) & scenario.real[:, None] for name, v in per_backend.items()}
+    per_backend, dtypes, times, noise = _measure(config, setup, names, explicit, skipped, final_only=True)
+    final = {}  # per backend, (n, n): measured at layer L in some seed
+    for name, v in per_backend.items():
+        thresholds = _thresholds(noise, name)[0]
+        last = None if thresholds is None else thresholds[:, -1]
+        final[name] = dependent(np.stack(v)[:, -1], last).any(axis=0) & scenario.real[:, None]
     findings = any((m & ~predicted[-1]).any() or (predicted[-1] & scenario.real[:, None] & ~m).any()
                    for m in final.values())
     differ = len({m.tobytes() for m in final.values()}) > 1
     if (findings or differ) and len(pattern) > 1:  # the layer at which each finding first appears
-        per_backend, dtypes, more = _measure(config, setup, names, explicit, skipped, final_only=False)
+        per_backend, dtypes, more, noise = _measure(config, setup, names, explicit, skipped, final_only=False)
         times = {name: times[name] + more[name] for name in names}
     results = []
     for name in names:
         norms = np.stack(per_backend[name])  # (S, L, n, n)
         norms[:, :, ~scenario.real] = 0
-        unexpected, missing, cancelled, groups = classify_audit(scenario, predicted, norms, encoder)
+        thresholds, relative = _thresholds(noise, name)
+        unexpected, missing, cancelled, groups = classify_audit(scenario, predicted, norms, encoder, thresholds)
         results.append(BackendAudit(name, dtypes[name], "vjp" if has_backward(name) else "perturbation",
-                                    predicted, norms, unexpected, missing, cancelled, groups, times[name]))
+                                    predicted, norms, unexpected, missing, cancelled, groups, times[name],
+                                    thresholds, relative))
     if not results:
         raise InputError("no attention implementation ran: " + "; ".join(f"{b}: {w}" for b, w in skipped))
     return Audit(setup.spec.name, type(config).__name__, len(pattern), tuple(pattern), encoder, scenario,

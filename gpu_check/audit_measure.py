@@ -9,9 +9,12 @@ model arguments, :func:`layer_outputs` gives ``run(x) -> [h^1, …, h^L]``; then
 - :func:`measure_loop`: the same, one backward per output position (the baseline of
   benchmarks/bench_audit.py);
 - :func:`measure_perturbation`: ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, forward passes only
-  (FlexAttention on the CPU has no backward).
+  (FlexAttention on the CPU has no backward), with the kernel's own noise measured in
+  the same run.
 
-Each is exactly zero where no path exists (masked probabilities are exact zeros).
+A VJP is exactly zero where no path exists (masked probabilities are exact zeros); a
+perturbation is decided against the measured noise (:mod:`gpu_check.dependency`'s
+noise rule).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import numpy as np
 import torch
 
 from hasse.gpu_check.audit_scenarios import Scenario
-from hasse.gpu_check.dependency import random_probes
+from hasse.gpu_check.dependency import Perturbation, random_probes
 from hasse.theory.errors import InputError
 
 
@@ -114,27 +117,40 @@ def measure_loop(run, x: torch.Tensor, rows, *, seed: int) -> np.ndarray:
     return norms.numpy()
 
 
-def measure_perturbation(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> np.ndarray:
-    """(L, n, n) ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, forward passes only (rows outside ``rows`` 0)."""
+def measure_perturbation(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> Perturbation:
+    """(L, n, n) ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, forward passes only (rows outside ``rows`` 0), and the noise.
+
+    The noise (L, n) is measured as :func:`gpu_check.dependency.observe_perturbation`
+    measures it (the unperturbed forward twice; every batch once more with every
+    perturbation zero, copy ``i`` against copy 0, and its element 0 against the
+    perturbed batch's; never across batch shapes); ``scale`` is ``‖h^l_q(x)‖``. The
+    audit decides against it by the same noise rule.
+    """
     _, n, c = x.shape
     deltas = random_probes(n, c, seed + 10_007, x)  # (n, C)
     keep = torch.zeros(n, dtype=torch.bool)
     keep[list(rows)] = True
-    norms = None
+
+    def change(a, b):  # (…, n, C) pair -> (…, n) float64
+        return (a - b).norm(dim=-1).double()
+
     with torch.no_grad():
+        base = torch.stack([h[0] for h in run(x)])  # (L, n, C)
+        noise = change(torch.stack([h[0] for h in run(x)]), base)  # (L, n): the same forward twice
+        norms = torch.zeros(len(base), n, n, dtype=torch.float64)
         for start in range(0, n, chunk):
             keys = torch.arange(start, min(start + chunk, n))
             b = len(keys)
             batch = x.expand(1 + b, n, c).clone()  # (1 + b, n, C); element 0 unperturbed
+            same = torch.stack(run(batch), dim=1)  # (1 + b, L, n, C): every perturbation zero
             batch[1 + torch.arange(b), keys] += deltas[keys]
-            outs = run(batch)
-            if norms is None:
-                norms = torch.zeros(len(outs), n, n, dtype=torch.float64)
-            for layer, out in enumerate(outs):
-                change = (out[1:] - out[:1]).norm(dim=-1)  # (b, n): perturbed key k_b, every output q
-                norms[layer][:, start:start + b] = change.T.double()
+            outs = torch.stack(run(batch), dim=1)  # (1 + b, L, n, C)
+            slots = change(same[1:], same[:1]).amax(dim=0)  # copy i vs copy 0 of one call
+            noise = torch.stack([noise, slots, change(outs[0], same[0])]).amax(dim=0)  # and call vs call
+            norms[:, :, start:start + b] = change(outs[1:], outs[:1]).permute(1, 2, 0)  # (L, n, b): key k_b
     norms[:, ~keep] = 0
-    return norms.numpy()
+    noise[:, ~keep] = 0
+    return Perturbation(norms.numpy(), noise.numpy(), base.norm(dim=-1).double().numpy())
 
 
 def random_embeddings(n: int, width: int, seed: int, dtype) -> torch.Tensor:

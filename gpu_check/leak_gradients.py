@@ -4,10 +4,13 @@ Definition. Embed a task's inputs (:mod:`gpu_check.embedding`), run the stack, a
 for every supervised position ``p``, every target ``t`` of ``p`` and every input
 position ``j`` whose content holds ``t`` (``t ∈ sources(j)``, design.md §3), read the
 observed dependency of ``out_p`` on ``e_j`` (:mod:`gpu_check.dependency`, the
-largest over seeds). A leak-free design gives exact zeros everywhere; a design
-that leaks within ``L`` layers gives a nonzero exactly where ``R(L)[p, j]``, which
-includes the witness source ``hasse leak`` names. Isolation groups (packed
-documents) are read the same way: every pair of positions in different groups.
+largest over seeds) and whether it is a dependency in some seed (above the
+report's noise threshold, :func:`gpu_check.dependency.dependent`; for a VJP any
+nonzero). A leak-free design gives exact zeros everywhere (forward perturbations:
+nothing above the measured noise); a design that leaks within ``L`` layers gives a
+dependency exactly where ``R(L)[p, j]``, which includes the witness source ``hasse
+leak`` names. Isolation groups (packed documents) are read the same way: every pair
+of positions in different groups.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ class SourceGradient:
     target: int  # the token t
     norm: float  # largest over seeds; 0.0 means exactly zero in every seed
     path_exists: bool  # R(L)[position, source]: theory says this leaks within L layers
+    dependent: bool  # a dependency in some seed (above the noise threshold, or NaN)
 
 
 @dataclass(frozen=True)
@@ -50,12 +54,12 @@ class PositionGradients:
     @property
     def leaks(self) -> bool:
         """Some input holding a target moves this output."""
-        return any(g.norm != 0 for g in self.gradients)
+        return any(g.dependent for g in self.gradients)
 
 
 @dataclass(frozen=True)
 class CrossGradient:
-    """A nonzero dependency between positions of two isolate groups."""
+    """A dependency (above the noise threshold) between positions of two isolate groups."""
 
     position: int
     source: int
@@ -72,11 +76,12 @@ def _largest(norms: np.ndarray) -> np.ndarray:
 def leak_gradients(task, report: DependencyReport) -> tuple[PositionGradients, ...]:
     """Per supervised position, the observed dependency on every input holding one of its targets."""
     largest = _largest(report.norms)  # (N, N)
+    seen = report.observed  # (N, N): a dependency in some seed
     sources = task.all_sources()
     out = []
     for p in task.supervised:
         grads = tuple(
-            SourceGradient(j, t, float(largest[p, j]), bool(report.theory[p, j]))
+            SourceGradient(j, t, float(largest[p, j]), bool(report.theory[p, j]), bool(seen[p, j]))
             for t in task.labels[p]
             for j in range(task.size)
             if t in sources[j]
@@ -86,14 +91,15 @@ def leak_gradients(task, report: DependencyReport) -> tuple[PositionGradients, .
 
 
 def isolation_gradients(task, report: DependencyReport) -> tuple[CrossGradient, ...]:
-    """Nonzero dependencies between positions of different isolate groups."""
+    """Dependencies (above the noise threshold) between positions of different isolate groups."""
     largest = _largest(report.norms)
+    seen = report.observed
     group_of = {p: g for g, members in enumerate(task.isolate) for p in members}
     return tuple(
         CrossGradient(p, j, float(largest[p, j]), bool(report.theory[p, j]))
         for p, gp in group_of.items()
         for j, gj in group_of.items()
-        if gp != gj and largest[p, j] != 0
+        if gp != gj and seen[p, j]
     )
 
 

@@ -89,11 +89,12 @@ def _dependency_entry(result, backend: str) -> dict:
         "unexpected_count": len(r.unexpected), "unexpected_first": [list(p) for p in r.unexpected[:20]],
         "missing_count": len(r.missing), "missing_first": [list(p) for p in r.missing[:20]],
         "cancelled": r.cancelled, "reachable_pairs": int(r.theory.sum()), "seconds": round(r.seconds, 3),
+        "noise_rule": r.noise_json()["rule"], "detection_limit": r.detection_limit,
     }
     if result.kind == "task":
         entry.update(leaking=result.leaking, gradients_match_theory=result.gradients_match_theory,
                      theory_leaks=len(result.theory_leaks),
-                     nonzero_leak_gradients=sum(s.norm != 0 for g in result.leak_gradients for s in g.gradients))
+                     nonzero_leak_gradients=sum(s.dependent for g in result.leak_gradients for s in g.gradients))
     return entry
 
 

@@ -24,7 +24,8 @@ scenario and measure which outputs depend on which input embeddings:
                          random probe u_q (batched vector-Jacobian products, the
                          input replicated along the batch), h^l the hidden state
                          after layer l; FlexAttention on the CPU (no backward):
-                         iff perturbing input k changes h^l_q at all.
+                         iff perturbing input k changes h^l_q by more than
+                         16 x the backend's own noise, measured in the same run.
 
 The prediction is R(l) of the INTENDED layer masks: documents isolated, causal
 (encoders: bidirectional over non-pad tokens), the configuration's layer pattern
@@ -250,6 +251,7 @@ def audit_json(result, differences) -> dict:
             "backend": b.backend, "dtype": b.dtype, "method": b.method, "clean": b.clean,
             "predicted_pairs": int(b.predicted[-1][s.real].sum()),
             "measured_pairs": int(b.measured[-1][s.real].sum()),
+            "noise_rule": "exact" if b.thresholds is None else "measured", "detection_limit": b.detection_limit,
             "unexpected": _pairs(b.unexpected), "missing": _pairs(b.missing), "cancelled": b.cancelled,
             "groups": [g.to_json() for g in b.groups], "seconds": _number(b.seconds),
         } for b in result.backends],
@@ -298,8 +300,9 @@ def audit_report(result, differences, passed: bool) -> str:
     if excluded:
         lines.append(f"padding query rows {excluded[0]}..{excluded[-1]} are excluded from the comparison")
     for b in result.backends:
+        noise = "" if b.thresholds is None else f" (above the noise: {b.detection_limit:.3g})"
         head = (f"  {b.backend:<15} {b.dtype}, {b.method:<12} predicted {int(b.predicted[-1][s.real].sum())} pairs, "
-                f"measured {int(b.measured[-1][s.real].sum())}: ")
+                f"measured {int(b.measured[-1][s.real].sum())}{noise}: ")
         if b.clean:
             lines.append(head + "as intended" + (f" ({b.cancelled} zero in some seeds only)" if b.cancelled else ""))
             continue

@@ -245,6 +245,52 @@ def test_a_mask_dropped_in_one_layer_is_caught(hf):
     assert run_audit("llama", s).backends[0].clean  # the hook, not the model, made the difference
 
 
+def noise_hook(relative: float, leak: tuple[int, int] | None = None, weight: float = 1e-3):
+    """``hook(model, backend)``: every attention output times ``1 + relative · N(0, 1)``, fresh on each call.
+
+    A nondeterministic kernel (reduction order from run to run, a row's place in a
+    batch) at about an ulp of float32. ``leak = (q, k)`` also plants a small leak in the
+    last layer: output q gets ``weight`` times the layer's input at position k (k > q, a
+    future key in a causal model), which carries inputs 0..k after the first layer.
+    """
+    import torch
+
+    from hasse.gpu_check.audit import decoder_layers
+
+    gen = torch.Generator().manual_seed(0)
+
+    def hook(model, backend):
+        blocks = decoder_layers(model)
+        for i, block in enumerate(blocks):
+            def noisy(module, args, kwargs, out, last=i == len(blocks) - 1):
+                o = out[0] * (1 + relative * torch.randn(out[0].shape, generator=gen, dtype=out[0].dtype))
+                if leak is not None and last:
+                    h = kwargs["hidden_states"] if "hidden_states" in kwargs else args[0]
+                    o = o.clone()
+                    o[:, leak[0]] = o[:, leak[0]] + weight * h[:, leak[1]]
+                return (o, *out[1:])
+
+            block.self_attn.register_forward_hook(noisy, with_kwargs=True)
+
+    return hook
+
+
+@pytest.mark.parametrize("backend", ["flex_attention", "eager"])
+def test_a_noisy_kernel_audits_clean_and_a_tiny_leak_is_still_caught(hf, backend):
+    """Issue 20: forward perturbations (FlexAttention on the CPU) decided against the measured noise, not 0.
+
+    Before the noise rule, the noisy flex_attention run reported every future pair; a VJP
+    (eager) is exact, the noise multiplies its gradients and leaves zeros exactly zero.
+    """
+    s = make_scenario("plain", 6)
+    (b,) = run_audit("llama", s, backends=(backend,), hook=noise_hook(1e-7)).backends
+    assert b.clean, b.groups
+    assert (b.thresholds is not None) == (backend == "flex_attention")
+    (b,) = run_audit("llama", s, backends=(backend,), hook=noise_hook(1e-7, leak=(1, 4))).backends
+    assert set(b.unexpected) == {(1, 2), (1, 3), (1, 4)} and {g.kind for g in b.groups} == {"future"}
+    assert b.detection_limit < 1e-2 * b.norms[:, -1, 1, 4].min()  # far above the noise (float32 for flex)
+
+
 def widen_window(backend_name: str, by: int = 1):
     """A planted difference: ``backend_name``'s model reads a sliding window ``by`` keys wider."""
 

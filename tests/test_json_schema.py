@@ -82,6 +82,8 @@ def gpu_cases() -> list[tuple[str, list[str]]]:
     return [
         ("gpu-check", ["gpu-check", "causal:n=4", "--layers", "1", "--seeds", "1", "--device", "cpu"]),
         ("gpu-check", ["gpu-check", "bad_butterfly_self:n=3", "--layers", "1", "--seeds", "1", "--device", "cpu"]),
+        ("gpu-check", ["gpu-check", "butterfly:n=3", "--layers", "1", "--seeds", "1", "--backend", "flex",
+                       "--device", "cpu"]),  # forward perturbations: the measured noise rule
         ("gpu-check", ["gpu-check", "butterfly:n=3", "--train-demo", "--steps", "3", "--vocab", "4", "--layers", "1",
                        "--device", "cpu"]),
     ]
@@ -91,6 +93,7 @@ def hf_cases() -> list[tuple[str, list[str]]]:
     """hasse audit (needs the hf extra: transformers)."""
     return [
         ("audit", ["audit", "llama", "--n", "4", "--seeds", "1", "--backend", "eager"]),
+        ("audit", ["audit", "llama", "--n", "4", "--seeds", "1", "--backend", "flex_attention"]),  # perturbation
         ("audit", ["audit", "llama", "--scenario", "packed", "--documents", "2+2", "--seeds", "1", "--compare",
                    "eager,sdpa"]),
         ("audit", ["audit", "llama", "--scenario", "left_pad", "--n", "5", "--seeds", "1", "--backend", "sdpa"]),
