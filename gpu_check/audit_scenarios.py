@@ -62,8 +62,8 @@ class Scenario:
         return np.arange(self.n) if self.position_ids is None else self.position_ids
 
 
-def parse_lengths(text: str) -> tuple[int, ...]:
-    """``"3+5+4"`` -> ``(3, 5, 4)``; each length a positive integer.
+def parse_lengths(text: str, limit: int | None = None) -> tuple[int, ...]:
+    """``"3+5+4"`` -> ``(3, 5, 4)``; each length a positive integer (64-bit text), at most ``limit`` in all.
 
     >>> parse_lengths("3+5+4")
     (3, 5, 4)
@@ -72,12 +72,19 @@ def parse_lengths(text: str) -> tuple[int, ...]:
     ...
     hasse.theory.errors.InputError: --documents: each document length must be a positive integer, got '3+0'
     """
+    from hasse.theory.errors import clip
+    from hasse.theory.limits import parse_int
+
     try:
-        lengths = tuple(int(part) for part in str(text).split("+"))
-    except ValueError:
-        lengths = ()
+        lengths = tuple(parse_int(part, "a document length") for part in str(text).split("+"))
+    except InputError as exc:
+        if "beyond" in str(exc):  # beyond 64 bits: say so
+            raise InputError(str(exc), "--documents") from None
+        lengths = ()  # not an integer: the message below
     if not lengths or min(lengths) < 1:
-        raise InputError(f"each document length must be a positive integer, got {text!r}", "--documents")
+        raise InputError(f"each document length must be a positive integer, got {clip(text, 60)!r}", "--documents")
+    if limit is not None and sum(lengths) > limit:  # before any position is laid out
+        raise InputError(f"the documents have {sum(lengths):,} positions in all, more than {limit:,}", "--documents")
     return lengths
 
 

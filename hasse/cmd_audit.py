@@ -132,6 +132,12 @@ def _check_args(args) -> None:
         raise InputError(f"--drop-mask-layer must be between 0 and {args.layers - 1}, got {args.drop_mask_layer}")
     if args.compare and args.backend:
         raise InputError("give --backend or --compare, not both")
+    if args.documents is not None:  # before transformers is imported, and before any position is laid out
+        from hasse.gpu_check.audit_scenarios import ALIASES, parse_lengths
+
+        if ALIASES.get(args.scenario, args.scenario) not in ("packed", "packed_mask"):
+            raise InputError(f"--documents applies to --scenario packed or packed_mask, not {args.scenario}")
+        parse_lengths(args.documents, MAX_POSITIONS)
 
 
 def _backends(args):

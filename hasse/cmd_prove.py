@@ -221,6 +221,10 @@ def check_engine(args) -> bool:
             raise InputError(f"--engine dask does not combine with {flag}{why}")
     if units is not None and units < 1:
         raise InputError(f"--units must be >= 1, got {units}")
+    if units is not None:
+        from hasse.theory.limits import MAX_UNITS, require_count
+
+        require_count("--units", units, MAX_UNITS, "each unit is one Dask task, planned before any runs")
     if scheduler is not None:  # before any work, even without dask: tcp:// or tls:// HOST:PORT (an empty one too)
         from hasse.proofs.distributed import scheduler_address
 

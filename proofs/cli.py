@@ -25,10 +25,13 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
     """``"i/k"`` -> ``(i, k)`` with ``0 <= i < k``."""
     if text is None:
         return None
-    try:
-        i, k = (int(x) for x in text.split("/"))
-    except ValueError:
-        raise InputError(f"--shard must be i/k with integers, got {text!r}") from None
+    from hasse.theory.errors import clip
+    from hasse.theory.limits import parse_int
+
+    parts = text.split("/")
+    if len(parts) != 2:
+        raise InputError(f"--shard must be i/k with integers, got {clip(text, 40)!r}")
+    i, k = (parse_int(x, "--shard") for x in parts)  # within 64 bits (a 5,000-digit k is one line too)
     if not 0 <= i < k:
         raise InputError(f"--shard i/k needs 0 <= i < k, got {text!r}")
     return i, k

@@ -47,6 +47,7 @@ from dataclasses import dataclass, replace
 
 from hasse.proofs.theorem import METHODS, UNKNOWN, Result
 from hasse.theory.errors import InputError
+from hasse.theory.limits import MAX_UNITS, require_count
 
 ENGINE = "dask"
 INSTALL = "the dask engine needs dask and distributed: pip install 'hasse-attention[dist]'"
@@ -85,6 +86,7 @@ def plan(names, n: int, method: str, *, orbits: bool, units: int) -> list[Unit]:
 
     if units < 1:
         raise InputError(f"--units must be >= 1, got {units}")
+    require_count("units", units, MAX_UNITS, "each unit is one Dask task, planned before any runs")
     theorems = [registry.get(x) for x in names]
     if orbits:
         from hasse.proofs.orbits_check import METHOD
