@@ -8,6 +8,7 @@ arithmetic, ``R(0) = I``. Without the residual (the negative control) ``A = M``.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -15,6 +16,7 @@ import numpy as np
 
 from hasse.theory.bitset import neighbour_lists, pack_rows, transpose, unpack_rows
 from hasse.theory.errors import InputError
+from hasse.theory.limits import number_text
 from hasse.theory.mask import as_mask
 
 
@@ -111,12 +113,11 @@ def _deep_power(mask: np.ndarray, depth: int) -> list[int]:
     def product(x: list[int], y: list[int]) -> list[int]:
         out = []
         for row in x:
-            acc, j = 0, 0
-            while row:
-                if row & 1:
-                    acc |= y[j]
-                row >>= 1
-                j += 1
+            acc = 0
+            while row:  # one step per set bit (a sparse row costs its ones, not n shifts)
+                low = row & -row
+                acc |= y[low.bit_length() - 1]
+                row ^= low
             out.append(acc)
         return out
 
@@ -202,6 +203,9 @@ class PowerCycle:
         return self.period == 1
 
 
+POWER_WORK = 50_000_000  # row ORs the pre-period search may spend (steps x (n + edges))
+
+
 def power_cycle(matrix: np.ndarray, *, max_steps: int = 1_000_000) -> PowerCycle:
     """Pre-period and period of the Boolean powers ``I, A, A^2, ...`` of ``matrix`` (taken as is).
 
@@ -213,35 +217,140 @@ def power_cycle(matrix: np.ndarray, *, max_steps: int = 1_000_000) -> PowerCycle
     >>> power_cycle(np.array([[0, 0], [1, 0]], dtype=bool))
     PowerCycle(preperiod=2, period=1)
 
-    Notes: Brent's cycle detection, so only three powers are held at a time;
-    about ``2 (preperiod + period)`` Boolean products. Raises ``InputError`` when
-    no repeat shows within ``max_steps`` products.
+    The period comes from the structure, exactly and at once: it is the least common
+    multiple of the periods of the strongly connected components that hold an edge (the
+    period of a component is the gcd of its cycle lengths: of ``level(u) + 1 - level(v)``
+    over its edges, with breadth-first levels), so cycles of distinct prime lengths
+    2, 3, 5, … 113 give a period of 45 digits without stepping through it. The pre-period
+    is the first ``t`` with ``A^t = A^(t + period)``: ``period + 2 * preperiod`` products on
+    bitset rows. When no edge joins two components (a permutation, disjoint cycles) the
+    powers are those of each block, so each block is stepped with its own period and the
+    pre-period is the largest block's. ``InputError`` (one line, the period named) when
+    the products needed exceed ``max_steps`` or :data:`POWER_WORK` row operations.
+
+    >>> cycles = np.zeros((5, 5), dtype=bool)
+    >>> cycles[[0, 1, 2, 3, 4], [1, 0, 3, 4, 2]] = True  # a 2-cycle and a 3-cycle
+    >>> power_cycle(cycles)
+    PowerCycle(preperiod=0, period=6)
     """
     a = as_mask(matrix)
     n = a.shape[0]
-    lists = [np.flatnonzero(a[q]) for q in range(n)]
-    steps = 0
+    lists = [np.flatnonzero(a[q]).tolist() for q in range(n)]
+    comp = _strong_components(lists)
+    periods = _component_periods(lists, comp)
+    period = math.lcm(*periods.values()) if periods else 1
+    edges = sum(len(ks) for ks in lists)
+    steps = min(max_steps, max(1, POWER_WORK // (n + edges)))
+    if any(comp[q] != comp[k] for q, ks in enumerate(lists) for k in ks):
+        return PowerCycle(_preperiod(lists, period, steps, period), period)
+    preperiod = 0  # block diagonal: A^t is the blocks' powers side by side
+    members: dict[int, list[int]] = {}
+    for q, c in enumerate(comp):
+        members.setdefault(c, []).append(q)
+    for c, nodes in members.items():
+        local = {q: i for i, q in enumerate(nodes)}
+        block = [[local[k] for k in lists[q]] for q in nodes]
+        preperiod = max(preperiod, _preperiod(block, periods.get(c, 1), steps, period))
+    return PowerCycle(preperiod, period)
 
-    def advance(rows: list[int]) -> list[int]:
-        nonlocal steps
-        steps += 1
-        if steps > max_steps:
-            raise InputError(f"no repeat among the first {max_steps} powers; pre-period and period unknown")
-        return _step(rows, lists, keep_self=False)
 
-    start = [1 << q for q in range(n)]
-    power, period = 1, 1
-    tortoise, hare = start, advance(start)
-    while tortoise != hare:
-        if power == period:
-            tortoise, power, period = hare, power * 2, 0
-        hare = advance(hare)
-        period += 1
-    tortoise = hare = start
+def _preperiod(lists: list[list[int]], period: int, steps: int, whole: int) -> int:
+    """The first ``t`` with ``A^t = A^(t + period)`` (``lists[q]``: the keys of q), in at most ``steps`` products."""
+    if period > steps:
+        raise InputError(f"the powers repeat with period {number_text(whole)} (the lcm of the periods of the "
+                         f"mask's strongly connected components); finding the pre-period would take more than "
+                         f"{steps:,} products")
+    rows = [1 << q for q in range(len(lists))]
+    used = 0
+
+    def advance(r: list[int]) -> list[int]:
+        nonlocal used
+        used += 1
+        if used > steps:
+            raise InputError(f"the powers repeat with period {number_text(whole)}, but no pre-period shows within "
+                             f"{steps:,} products")
+        out = []
+        for ks in lists:
+            acc = 0
+            for k in ks:
+                acc |= r[k]
+            out.append(acc)
+        return out
+
+    tortoise, hare = rows, rows
     for _ in range(period):
         hare = advance(hare)
     preperiod = 0
     while tortoise != hare:
         tortoise, hare = advance(tortoise), advance(hare)
         preperiod += 1
-    return PowerCycle(preperiod, period)
+    return preperiod
+
+
+def _strong_components(lists: list[list[int]]) -> list[int]:
+    """The strongly connected component of each node of the digraph ``q -> lists[q]`` (Tarjan, no recursion)."""
+    n = len(lists)
+    index, low, comp = [-1] * n, [0] * n, [-1] * n
+    on_stack = [False] * n
+    stack: list[int] = []
+    counter = found = 0
+    for root in range(n):
+        if index[root] >= 0:
+            continue
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack[root] = True
+        work = [(root, 0)]
+        while work:
+            v, i = work[-1]
+            if i < len(lists[v]):
+                work[-1] = (v, i + 1)
+                w = lists[v][i]
+                if index[w] < 0:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack[w] = True
+                    work.append((w, 0))
+                elif on_stack[w]:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                low[u] = min(low[u], low[v])
+            if low[v] == index[v]:
+                while True:
+                    w = stack.pop()
+                    on_stack[w] = False
+                    comp[w] = found
+                    if w == v:
+                        break
+                found += 1
+    return comp
+
+
+def _component_periods(lists: list[list[int]], comp: list[int]) -> dict[int, int]:
+    """``{component: period}`` for each component holding an edge: gcd of ``level(u) + 1 - level(v)``."""
+    n = len(lists)
+    level = [-1] * n
+    for root in range(n):
+        if level[root] >= 0:
+            continue
+        level[root] = 0
+        frontier = [root]
+        while frontier:
+            nxt = []
+            for u in frontier:
+                for v in lists[u]:
+                    if comp[v] == comp[u] and level[v] < 0:
+                        level[v] = level[u] + 1
+                        nxt.append(v)
+            frontier = nxt
+    periods: dict[int, int] = {}
+    for u in range(n):
+        for v in lists[u]:
+            if comp[v] == comp[u]:
+                periods[comp[u]] = math.gcd(periods.get(comp[u], 0), level[u] + 1 - level[v])
+    return periods
