@@ -401,7 +401,10 @@ def test_packed_window_breaks_isolation_in_gradients():
 # ---------------------------------------------------------------- command line
 
 def cli(capsys, *argv):
-    code = main(["gpu-check", *argv])
+    try:
+        code = main(["gpu-check", *argv])
+    except SystemExit as exc:  # a usage error found by the parser (parsers.integer): exit 2, one line
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 
