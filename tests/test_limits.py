@@ -589,3 +589,297 @@ def test_issue20_outputs_onto_indirect_inputs_leave_them_untouched_and_distinct_
     assert main(["analyze", str(files20 / "jm.json"), "--out", str(out), "--dot", str(dot)]) == 0
     assert json.loads(out.read_text())["command"] == "analyze" and dot.read_text().startswith("digraph")
     capsys.readouterr()
+
+
+# ==== issue 20, items 4 (code named inside data files) and 5 (user code that loops, raises or exits) ===========
+# Own fixtures and names (code20, CODE_IN_DATA20, USER_CODE20). A file that writes a marker when imported must
+# stay unimported by every data format without --trust-code; user code runs bounded (theory/user_code.py).
+
+EVIL20 = """\
+import pathlib
+pathlib.Path(__file__).with_name("RAN").write_text("imported")
+
+
+def mask(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+
+
+def make(w):
+    return mask
+"""
+
+TASK20 = {"tokens": 4, "inputs": [["x0", 0], ["x1", 1], ["x2", 2], ["x3", 3]], "labels": [None, 0, 1, 2]}
+
+
+@pytest.fixture()
+def code20(tmp_path):
+    """Data files that name evil.py (relative, absolute, as a factory call), by name; evil.py writes RAN."""
+    (tmp_path / "evil.py").write_text(EVIL20)
+    evil = str(tmp_path / "evil.py")
+
+    def js(name, obj):
+        (tmp_path / name).write_text(json.dumps(obj))
+        return str(tmp_path / name)
+
+    found = {
+        "evil": evil,
+        "stack_dict": js("stack_dict.json", {"layers": [{"mask": "evil.py:mask"}], "n": 4}),
+        "stack_call": js("stack_call.json", {"layers": [{"mask": "evil.py:make(3)", "count": 2}], "n": 4}),
+        "stack_abs": js("stack_abs.json", {"layers": [f"{evil}:mask x2"], "n": 4}),
+        "stack_abs_call": js("stack_abs_call.json", {"layers": ["causal", f"{evil}:make(3)"], "n": 4}),
+        "stack_no_n": js("stack_no_n.json", {"layers": [{"mask": "evil.py:mask"}]}),
+        "mask_json": js("m.json", {"mask": "evil.py:mask"}),
+        "mask_json_abs": js("m_abs.json", {"mask": f"{evil}:make(3)"}),
+        "stack_of_json": js("stack_json.json", {"layers": [{"mask": "m.json"}], "n": 4}),
+        "task": js("task.json", {**TASK20, "mask": "evil.py:make(3)"}),
+        "family": js("family.json", {"tokens": 4, "tasks": [{**TASK20, "mask": f"{evil}:mask"}]}),
+    }
+    found["ran"] = tmp_path / "RAN"
+    return found
+
+
+CODE_IN_DATA20 = [
+    ["analyze", "--stack", "{stack_dict}"],
+    ["analyze", "--stack", "{stack_call}"],
+    ["analyze", "--stack", "{stack_abs}"],
+    ["analyze", "--stack", "{stack_abs_call}"],
+    ["analyze", "--stack", "{stack_of_json}"],
+    ["analyze", "--stack", "{stack_dict}", "--heads", "2"],
+    ["leak", "--stack", "{stack_dict}"],
+    ["leak", "causal_lm:n=4", "--stack", "{stack_call}"],
+    ["flow", "--stack", "{stack_abs}", "--from", "0", "--to", "3"],
+    ["counterexample", "causal_lm", "--stack", "{stack_no_n}", "--n", "3"],
+    ["analyze", "{mask_json}"],
+    ["analyze", "{mask_json_abs}", "--n", "4"],
+    ["flow", "{mask_json}", "--from", "0", "--to", "3"],
+    ["leak", "{task}"],
+    ["merge", "{family}"],
+    ["consistent", "{task}", "--inference", "{family}"],
+]
+
+
+def _argv_code20(argv, files):
+    return [a.format(**files) for a in argv]
+
+
+@pytest.mark.parametrize("argv", CODE_IN_DATA20, ids=lambda a: " ".join(a))
+def test_issue20_code_named_in_a_data_file_never_runs(argv, code20, capsys):
+    """Before: a stack file's layer 'evil.py:mask' (or a factory call, or an absolute path) imported and ran it."""
+    code = main(_argv_code20(argv, code20))
+    _, err = capsys.readouterr()
+    assert not code20["ran"].exists(), "the data file's code ran"
+    assert code == 2, err
+    assert len(err.strip().splitlines()) == 1 and "--trust-code" in err and "Traceback" not in err, err
+
+
+def test_issue20_the_command_line_and_trust_code_still_run_code(code20, capsys):
+    """The marker works (the refusals above are real), and the two leaves that exist still run the file."""
+    assert main(["analyze", "--stack", f"{code20['evil']}:mask x2", "--n", "4"]) == 0  # typed on the command line
+    assert code20["ran"].exists()
+    code20["ran"].unlink()
+    assert main(["analyze", "--stack", code20["stack_call"], "--trust-code"]) == 0
+    assert code20["ran"].exists()
+    code20["ran"].unlink()
+    assert main(["leak", code20["task"], "--trust-code"]) in (0, 1)
+    assert code20["ran"].exists()
+    capsys.readouterr()
+
+
+def test_issue20_the_importer_itself_refuses_without_a_permission(code20):
+    """The one place: import_function refuses None before the file runs, whoever calls it."""
+    from hasse.theory.errors import InputError
+    from hasse.theory.mask_mod import import_function
+
+    with pytest.raises(InputError, match="--trust-code"):
+        import_function(code20["evil"], "mask", f"{code20['evil']}:mask", None)
+    assert not code20["ran"].exists()
+
+
+BAD20 = """\
+import os
+import sys
+import time
+
+
+def loops(b, h, q_idx, kv_idx):
+    while True:  # loops
+        pass
+
+
+def sleeps(b, h, q_idx, kv_idx):
+    time.sleep(3600)  # sleeps
+
+
+def swallows(b, h, q_idx, kv_idx):
+    while True:
+        try:
+            time.sleep(3600)  # swallows
+        except BaseException:
+            pass
+
+
+def grows(b, h, q_idx, kv_idx):
+    hoard = []
+    while True:
+        hoard.append(bytearray(1 << 24))  # grows
+
+
+def divides(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx + 1 // 0  # divides
+
+
+def looks_up(b, h, q_idx, kv_idx):
+    return {}["no such key"]  # looks_up
+
+
+def asserts(b, h, q_idx, kv_idx):
+    assert False, "a user's assertion"  # asserts
+
+
+def fails(b, h, q_idx, kv_idx):
+    raise RuntimeError("a user's error")  # fails
+
+
+def exits(b, h, q_idx, kv_idx):
+    sys.exit(0)  # exits
+
+
+def hard_exits(b, h, q_idx, kv_idx):
+    os._exit(0)  # hard_exits
+
+
+def interrupts(b, h, q_idx, kv_idx):
+    raise KeyboardInterrupt  # interrupts
+
+
+def make_loop(w):
+    while True:  # make_loop
+        pass
+
+
+def make_fail(w):
+    raise AssertionError("the factory says no")  # make_fail
+
+
+def make_exit(w):
+    sys.exit(0)  # make_exit
+
+
+def symbolic_loop(b, h, q_idx, kv_idx):
+    d = q_idx - kv_idx
+    while d >= 4:  # symbolic_loop
+        d -= 4
+    return d >= 0
+
+
+def design_loop(n):
+    while True:  # design_loop
+        pass
+
+
+def design_exit(n):
+    sys.exit(0)  # design_exit
+"""
+
+
+def _line20(name: str) -> int:
+    """The line of BAD20 marked ``# name`` (read from the text, not from the kit)."""
+    return next(i for i, line in enumerate(BAD20.splitlines(), 1) if line.rstrip().endswith(f"# {name}"))
+
+
+STOPPED = "did not finish within 2 s"
+# (argv with {bad} for the file, exit code, phrases of the one line, the marker whose line it must name or None)
+USER_CODE20 = [
+    (["analyze", "{bad}:loops", "--n", "8"], 3, ["unknown", STOPPED], None),
+    (["analyze", "{bad}:sleeps", "--n", "8"], 3, ["unknown", STOPPED], None),
+    (["analyze", "{bad}:swallows", "--n", "8"], 3, ["unknown", STOPPED], None),
+    (["leak", "{bad}:loops", "--n", "4"], 3, ["unknown", STOPPED], None),
+    (["analyze", "{bad}:make_loop(3)", "--n", "8"], 3, ["unknown", STOPPED], None),
+    (["analyze", "{bad}:loops", "--n", "8", "--heads", "2"], 3, ["unknown", STOPPED], None),
+    (["counterexample", "{bad}:design_loop", "--n", "3"], 3, ["unknown", STOPPED], None),
+    (["analyze", "{bad}:exits", "--n", "8"], 2, ["mask_mod", "sys.exit(0)"], "exits"),
+    (["analyze", "{bad}:make_exit(3)", "--n", "8"], 2, ["sys.exit(0)"], "make_exit"),
+    (["counterexample", "{bad}:design_exit", "--n", "3"], 2, ["sys.exit(0)"], "design_exit"),
+    (["analyze", "{bad}:hard_exits", "--n", "8"], 2, ["ended the process", "without an answer"], None),
+    (["analyze", "{bad}:interrupts", "--n", "8"], 2, ["raised KeyboardInterrupt"], "interrupts"),
+    (["prove-mask", "{bad}:symbolic_loop", "--claim", "dense"], 2, ["branch decisions"], "symbolic_loop"),
+    (["prove-mask", "{bad}:exits", "--claim", "dense"], 2, ["sys.exit(0)"], "exits"),
+    (["prove-mask", "{bad}:hard_exits", "--claim", "dense"], 2, ["ended the process"], None),
+    (["equiv", "{bad}:exits", "causal"], 2, ["sys.exit(0)"], "exits"),
+]
+
+
+@pytest.mark.parametrize("argv, want, phrases, marker", USER_CODE20, ids=lambda a: " ".join(a)
+                         if isinstance(a, list) else None)
+def test_issue20_user_code_that_loops_or_ends_the_process_is_one_line(argv, want, phrases, marker, tmp_path):
+    """Before: loops and sleeps hung, sys.exit(0) ended the command with exit 0 and no output, os._exit killed it.
+
+    Each runs as its own process (a hang or an os._exit would take the test run with it), with --timeout 2.
+    """
+    (tmp_path / "bad.py").write_text(BAD20)
+    cmd = [sys.executable, "-m", "hasse", *[a.format(bad=tmp_path / "bad.py") for a in argv], "--timeout", "2"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    err = proc.stderr.strip()
+    assert proc.returncode == want, (proc.returncode, err, proc.stdout[-500:])
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for phrase in phrases:
+        assert phrase in err, err
+    if marker:
+        assert f"bad.py:{_line20(marker)}" in err, err
+
+
+def test_issue20_prove_mask_on_a_looping_mask_mod_or_invariant_is_unknown(tmp_path):
+    """prove-mask and equiv: user code stopped at --timeout is the verdict unknown (exit 3), with the reason."""
+    (tmp_path / "bad.py").write_text(BAD20)
+    bad = str(tmp_path / "bad.py")
+    for argv in (["prove-mask", f"{bad}:loops", "--claim", "dense"],
+                 ["prove-mask", "causal", "--claim", "leak-free", "--task", "causal_lm", "--invariant", f"{bad}:loops"],
+                 ["equiv", "causal", f"{bad}:sleeps"]):
+        proc = subprocess.run([sys.executable, "-m", "hasse", *argv, "--timeout", "2", "--json"], capture_output=True,
+                              text=True, timeout=300)
+        assert proc.returncode == 3, (argv, proc.stderr)
+        data = json.loads(proc.stdout)
+        assert data["verdict"] == "unknown" and STOPPED in data["reason"], data
+
+
+@pytest.mark.parametrize("name, exception", [("divides", "ZeroDivisionError"), ("looks_up", "KeyError"),
+                                             ("asserts", "AssertionError"), ("fails", "RuntimeError")])
+def test_issue20_a_mask_mod_that_raises_names_the_users_file_and_line(name, exception, tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD20)
+    code = main(["analyze", f"{tmp_path / 'bad.py'}:{name}", "--n", "8"])
+    _, err = capsys.readouterr()
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert f"raised {exception} at bad.py:{_line20(name)}" in err, err
+
+
+def test_issue20_a_factory_and_a_traced_mask_mod_that_raise_name_the_line(tmp_path, capsys):
+    (tmp_path / "bad.py").write_text(BAD20)
+    bad = tmp_path / "bad.py"
+    assert main(["analyze", f"{bad}:make_fail(3)", "--n", "8"]) == 2
+    err = capsys.readouterr().err
+    assert f"raised AssertionError at bad.py:{_line20('make_fail')}: the factory says no" in err, err
+    assert main(["prove-mask", f"{bad}:divides", "--claim", "dense"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and f"raised ZeroDivisionError at bad.py:{_line20('divides')}" in err, err
+
+
+def test_issue20_a_mask_mod_that_allocates_without_bound_is_one_line(tmp_path):
+    """The child's address space is limited: a MemoryError, one line at the user's line, not the machine's memory.
+
+    The subprocess runs under RLIMIT_AS too (so that, before the fix, it failed instead of eating the machine),
+    and the runner's own limit is lowered to 256 MiB (theory.user_code.limits) to keep the test small.
+    """
+    resource = pytest.importorskip("resource")
+    (tmp_path / "bad.py").write_text(BAD20)
+    script = ("import sys\nfrom hasse.cli import main\nfrom hasse.theory.user_code import limits\n"
+              f"with limits(memory=256 << 20):\n    sys.exit(main(['analyze', {str(tmp_path / 'bad.py')!r} + ':grows',"
+              " '--n', '8', '--timeout', '120']))\n")
+
+    def cap():  # 4 GiB of address space for the whole process (Python and numpy map about 1 GiB)
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.getrlimit(resource.RLIMIT_AS)[1]))
+
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          preexec_fn=cap)
+    err = proc.stderr.strip()
+    assert proc.returncode == 2 and len(err.splitlines()) == 1, (proc.returncode, err[-800:])
+    assert f"ran out of memory at bad.py:{_line20('grows')}" in err, err
