@@ -144,6 +144,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from hasse.output import refuse_outputs_onto_inputs
 
+        from hasse.parsers import check_integers
+
+        check_integers(chosen_parser(parser, args), args)  # every integer option's lower bound (parsers.integer)
         refuse_outputs_onto_inputs(args)  # before any work: never write onto an input or a FIFO
         check_timeout(getattr(args, "timeout", None))
         if getattr(args, "png", None):  # the picture's suffix picks its format: refuse another before any work

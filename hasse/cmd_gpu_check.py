@@ -170,11 +170,25 @@ def _check_args(args) -> None:
     check_train_demo_args(args)
 
 
-def check_positions(n: int, seeds: int) -> None:
-    """The size guard on positions: ``n^2`` gradient norms per seed and ``n`` backward passes (exit 2 beyond)."""
+CPU_WORK = 1 << 32  # on the CPU: n^3 x seeds x layers at most this (n = 1024, 3 seeds, 1 layer: about 2 minutes)
+
+
+def check_positions(n: int, seeds: int, layers=None, device: str = "cuda") -> None:
+    """The size guard on positions: ``n^2`` gradient norms per seed and ``n`` backward passes (exit 2 beyond).
+
+    On the CPU the work (``n`` vector-Jacobian products of ``n^2`` per layer and seed) is
+    bounded too: ``n^3 x seeds x layers`` at most :data:`CPU_WORK`; ``layers()`` is called
+    only there (the default depth needs the mask's analysis).
+    """
     if n > MAX_POSITIONS:
         raise InputError(f"gpu-check is limited to {MAX_POSITIONS:,} positions, got {n:,} (about {n * n * seeds:,} "
                          f"gradient norms over {n:,} backward passes)")
+    if device == "cpu":
+        depth = max(1, layers() if callable(layers) else (layers or 1))
+        if n ** 3 * seeds * depth > CPU_WORK:
+            raise InputError(f"gpu-check on the CPU is limited to n^3 x seeds x layers <= 2^32, got {n:,}^3 x {seeds} "
+                             f"x {depth} = {n ** 3 * seeds * depth:.1e} (n backward passes of n^2 per layer and "
+                             "seed); use --device cuda, fewer positions, --seeds or --layers, or hasse leak (any size)")
 
 
 def run(args) -> int:
@@ -219,7 +233,8 @@ def _run_on(args, device: str) -> int:
                              f"{named.n} key columns (key-only {named.key_only_kind} positions); check it with "
                              "hasse analyze / flow, or give the full square mask", args.subject)
         subject, mask, names = named.spec or args.subject, named.matrix, named.names
-    check_positions(mask.shape[0], args.seeds)
+    check_positions(mask.shape[0], args.seeds, args.layers if args.layers is not None else lambda: default_layers(mask),
+                    device)
     if args.layers is None and not args.json:
         from hasse.theory.order import mask_to_order
 
@@ -321,7 +336,7 @@ def _run_stack(args, device: str) -> int:
     stack = load_stack(text, n, args.repeat, trust_code=args.trust_code, convention=args.convention)
     if task is not None and stack.n != task.size:
         raise InputError(f"the stack has {stack.n} positions, the task {task.size}", args.subject)
-    check_positions(stack.n, args.seeds)
+    check_positions(stack.n, args.seeds, stack.depth if args.layers is None else args.layers, device)
     layers = stack.depth if args.layers is None else args.layers
     if layers > MAX_LAYERS:
         raise InputError(f"the stack has {stack.depth} layers: more than {MAX_LAYERS} real blocks are not built; "

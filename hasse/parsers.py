@@ -25,16 +25,14 @@ def integer(flag: str, low: int | None = None):
     """The argparse ``type`` of every integer option: digits within 64 bits, at least ``low`` (one line else).
 
     The text is read by :func:`theory.limits.parse_int` (no int-str ValueError, no 5,000-digit
-    echo); ``low`` = 1 says "a positive integer", another ``low`` ">= low". Upper limits are
-    the library's (:mod:`theory.limits`), which names the size it refuses.
+    echo: a usage error). ``low`` (1: "a positive integer", else ">= low") is checked by
+    :func:`check_integers` once the command line is parsed, as the commands' own checks are
+    (exit 2 through :class:`InputError`). Upper limits are the library's (:mod:`theory.limits`),
+    which names the size it refuses.
 
     >>> heads = integer("--heads", 1)
-    >>> heads("4")
-    4
-    >>> heads("0")
-    Traceback (most recent call last):
-    ...
-    argparse.ArgumentTypeError: --heads must be a positive integer, got 0
+    >>> heads("4"), heads.low
+    (4, 1)
     >>> integer("--layers", 0)("9" * 5000)
     Traceback (most recent call last):
     ...
@@ -45,13 +43,30 @@ def integer(flag: str, low: int | None = None):
 
     def parse(text: str) -> int:
         try:
-            value = parse_int(text, flag)
+            return parse_int(text, flag)
         except InputError as exc:
             raise argparse.ArgumentTypeError(str(exc)) from None
-        if low is not None and value < low:
-            wording = "a positive integer" if low == 1 else f">= {low}"
-            raise argparse.ArgumentTypeError(f"{flag} must be {wording}, got {value}")
-        return value
 
     parse.__name__ = "integer"
+    parse.flag, parse.low = flag, low
     return parse
+
+
+def check_integers(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """:class:`InputError` for an integer option below its :func:`integer` type's ``low`` (one line, the flag named).
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--heads", type=integer("--heads", 1))
+    >>> check_integers(p, p.parse_args(["--heads", "0"]))
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --heads must be a positive integer, got 0
+    """
+    from hasse.theory.errors import InputError
+
+    for action in parser._actions:
+        low = getattr(action.type, "low", None)
+        value = getattr(args, action.dest, None)
+        if low is not None and isinstance(value, int) and value < low:
+            wording = "a positive integer" if low == 1 else f">= {low}"
+            raise InputError(f"{action.type.flag} must be {wording}, got {value}")

@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from hasse.theory.empty_rows import LEAK_DEFAULT
-from hasse.theory.errors import InputError
+from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.limits import MAX_SEARCH_N, MEMORY_BYTES, number_text
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
 from hasse.theory.mask_io import source_kind
 from hasse.theory.task import Task
@@ -273,6 +274,10 @@ def design_sizes(design: str, max_n: int, build, progress=None):
     """
     skipped: list[tuple[int, str]] = []
     fixed = design_size(design)
+    if fixed is None and max_n > MAX_SEARCH_N:  # every size up to max_n is built: about max_n^3 / 3 entries
+        raise InputError(f"a search over n = 1 … {number_text(max_n)} builds about n^3 / 3 mask entries in all, "
+                         f"more than {MEMORY_BYTES / 1e9:.1f} GB (as a family): search at most n = {MAX_SEARCH_N:,}",
+                         design)
     sizes = range(1, max_n + 1) if fixed is None else (fixed,)
 
     def gen():
@@ -281,6 +286,8 @@ def design_sizes(design: str, max_n: int, build, progress=None):
                 progress(n)
             try:
                 tasks = build(n)
+            except TooLargeError:  # a size that does not fit is no answer: never "skipped, none found"
+                raise
             except InputError as exc:
                 if _is_file_design(design):
                     raise

@@ -14,7 +14,8 @@ Each kind of size has one named limit and one helper, and every reader calls the
   asked as ``--layers L`` of its pattern, which is computed, not expanded (the repeated
   pattern's flow converges);
 - **counts** (:func:`require_count`): a positive integer up to a named limit (work units,
-  the heads of a symbolic union, the hops of a Z3 walk);
+  the heads of a symbolic union, the hops of a Z3 walk, the largest size a counterexample
+  search builds: every size up to ``N`` holds about ``N^3 / 3`` entries in all, as a family);
 - **integers written as text** (:func:`parse_int`): specs, ``--param-range``, stack counts,
   document lengths and every integer option: within 64 bits, as JSON integers
   (:mod:`theory.json_file`); longer text is refused before it is converted (Python's
@@ -36,9 +37,10 @@ MEMORY_BYTES = 8 << 30  # the dense matrices of one command
 BYTES_PER_ENTRY = 4  # a bool mask and the engine's matrices beside it (closure, int32/float32 work arrays)
 MAX_POSITIONS = math.isqrt(MEMORY_BYTES // BYTES_PER_ENTRY)  # 46,340
 MAX_STACK_LAYERS = 10_000  # layers a stack expands to (published models have at most a few hundred)
-MAX_WALK_LAYERS = 64  # hops of a symbolic walk (prove-mask --layers, --search-layers): one Z3 copy per hop
+MAX_WALK_LAYERS = 256  # hops of a symbolic walk (prove-mask --layers, --search-layers): one Z3 copy per hop
 MAX_SYMBOLIC_HEADS = 1024  # heads of a symbolic union (prove-mask --heads): one Z3 copy per head
 MAX_UNITS = 100_000  # work units of one distributed run (prove --units)
+MAX_SEARCH_N = 2954  # a search over n = 1 … N builds about N^3 / 3 mask entries in all: at most MEMORY_BYTES
 INT_BITS = 64  # integers given as text lie strictly between -2^63 and 2^63 (as JSON's)
 _MAX_INT = 1 << (INT_BITS - 1)
 _INT_TEXT = re.compile(r"\s*[+-]?\d+\s*")
@@ -154,6 +156,8 @@ def parse_int(text: str, name: str, source: str | None = None) -> int:
     ...
     hasse.theory.errors.InputError: w must be an integer, got 'abc'
     """
+    if isinstance(text, numbers.Integral) and not isinstance(text, bool):  # an int already (argv built in Python)
+        return check_int_bits(int(text), name, source)
     if not isinstance(text, str) or not _INT_TEXT.fullmatch(text):
         raise InputError(f"{name} must be an integer, got {_quoted(text)}", source)
     digits = text.strip().lstrip("+-").lstrip("0")
