@@ -539,3 +539,70 @@ def test_find_flows_reads_each_heads_empty_rows_as_the_command_line(tmp_path, ca
     assert [f["position"] for f in cli["flows"]] == [0]
     assert [f.position for f in hasse.find_flows(heads, [3], [0])] == [0]
     assert hasse.find_flows(heads, [3], [0], empty_rows="attend-none") == ()
+
+
+# --- issue 20: who may run a mask_mod, and the bounded runner it runs in (theory.user_code) ---------------------------
+
+
+def test_a_mask_mod_runs_only_with_a_permission(tmp_path):
+    """Below the command line nothing grants one by default: a name with no permission is refused, unrun."""
+    from hasse.theory.user_code import TRUSTED
+
+    (tmp_path / "m.py").write_text(f"open({str(tmp_path / 'RAN')!r}, 'w').close()\n"
+                                   "def causal(b, h, q, k):\n    return q >= k\n")
+    expect_error(f"{tmp_path / 'm.py'}:causal", "--trust-code", n=4, code=None)
+    assert not (tmp_path / "RAN").exists()
+    assert np.array_equal(load_mask(f"{tmp_path / 'm.py'}:causal", n=4, code=TRUSTED).matrix, CAUSAL_4)
+    assert (tmp_path / "RAN").exists()
+
+
+def test_a_stack_files_layers_get_no_permission_and_typed_layers_the_callers():
+    import pathlib
+    import tempfile
+
+    from hasse.theory.stack_spec import build_stack
+
+    seen = []
+
+    def loader(text, n, permission):
+        seen.append((text, permission))
+        return CAUSAL_4, text, "attention"
+
+    build_stack("a.py:f x2, b.py:g", n=4, load=loader, code=ARGUMENT)
+    assert seen == [("a.py:f", ARGUMENT), ("b.py:g", ARGUMENT)]
+    folder = pathlib.Path(tempfile.mkdtemp())
+    (folder / "s.json").write_text(json.dumps({"layers": ["a.py:f", {"mask": "b.py:g"}], "n": 4}))
+    seen.clear()
+    build_stack(str(folder / "s.json"), load=loader, code=ARGUMENT)
+    assert [p for _, p in seen] == [None, None]
+
+
+def test_the_runner_returns_results_and_keeps_input_errors_whole():
+    from hasse.theory.mask_mod import RangeNeeded
+    from hasse.theory.user_code import run
+
+    assert np.array_equal(run(lambda: CAUSAL_4, source="t"), CAUSAL_4)
+
+    def needs_heads():
+        raise RangeNeeded("h", 2, "m.py:f")
+
+    with pytest.raises(RangeNeeded) as info:  # its class and fields come back from the child
+        run(needs_heads, source="m.py:f")
+    assert info.value.axis == "h" and info.value.value == 2 and info.value.source == "m.py:f"
+
+
+def test_the_runner_stops_sleeps_exits_and_allocations(capfd):
+    import os
+    import time
+
+    from hasse.theory.user_code import UserCodeTimeout, limits, run
+
+    with limits(seconds=0.5), pytest.raises(UserCodeTimeout, match="did not finish within 0.5 s"):
+        run(lambda: time.sleep(60), source="t", what="mask_mod")
+    with pytest.raises(InputError, match=r"ended the process \(os._exit\(7\)\) without an answer"):
+        run(lambda: os._exit(7), source="t", what="mask_mod")
+    with limits(memory=64 << 20), pytest.raises(InputError, match="ran out of memory"):
+        run(lambda: bytearray(1 << 30), source="t", what="mask_mod")
+    assert run(lambda: print("from the user's code") or 3, source="t") == 3
+    out, err = capfd.readouterr()
+    assert "from the user's code" in err and "from the user's code" not in out  # --json stays one object

@@ -517,3 +517,79 @@ def test_leak_on_a_mask_mod_that_reads_h_or_b_checks_every_head_and_batch_row(tm
     jsonschema = pytest.importorskip("jsonschema")
     schema = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text())
     jsonschema.validate(data, {**schema, "$ref": "#/$defs/leak"})
+
+
+# --- issue 20, item 7: file.py:factory(…) for a file inside a package -----------------------------------------------
+
+PACKAGE_FILES = {  # attention-gym's layout: the window file imports its sibling absolutely and relatively
+    "fakegym/__init__.py": "",
+    "fakegym/masks/__init__.py": "from fakegym.masks.causal import causal_mask\n",
+    "fakegym/masks/causal.py": "def causal_mask(b, h, q_idx, kv_idx):\n    return q_idx >= kv_idx\n",
+    "fakegym/masks/sliding_window.py": textwrap.dedent('''\
+        from fakegym.masks import causal_mask
+        from .causal import causal_mask as relative_causal_mask
+
+
+        def generate_sliding_window(window_size):
+            def sliding_window(b, h, q_idx, kv_idx):
+                both = causal_mask(b, h, q_idx, kv_idx) & relative_causal_mask(b, h, q_idx, kv_idx)
+                return both & (q_idx - kv_idx <= window_size)
+
+            return sliding_window
+        '''),
+}
+
+
+@pytest.fixture()
+def package(tmp_path, monkeypatch):
+    """A fake attention-gym package under tmp_path/src; the working directory is elsewhere, no PYTHONPATH."""
+    for name, text in PACKAGE_FILES.items():
+        path = tmp_path / "src" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+    return tmp_path / "src" / "fakegym" / "masks" / "sliding_window.py"
+
+
+def window_rows(n: int, w: int) -> list[list[int]]:
+    """The reference: k <= q and q - k <= w, written out by hand."""
+    return [[int(k <= q and q - k <= w) for k in range(n)] for q in range(n)]
+
+
+def test_a_factory_inside_a_package_is_imported_as_its_package(package, capsys):
+    """Before: "importing it raised ModuleNotFoundError: No module named 'fakegym'" unless PYTHONPATH was set."""
+    code = main(["analyze", f"{package}:generate_sliding_window(2)", "--n", "7", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = json.loads(out)
+    assert np.array_equal(hasse.load_mask(f"{package}:generate_sliding_window(2)", n=7).matrix.astype(int),
+                          window_rows(7, 2)), rows.get("spec")
+
+
+def test_a_package_file_is_traced_for_every_n_too(package, capsys):
+    code = main(["equiv", f"{package}:generate_sliding_window(3)", "sliding_window_distance:d=3"])
+    out, err = capsys.readouterr()
+    assert code == 0, (out, err)  # the same pairs as the catalogue's distance window for every n
+
+
+def test_package_of_finds_the_root_and_the_dotted_name(package):
+    from hasse.theory.mask_mod import package_of
+
+    root, dotted = package_of(str(package))
+    assert dotted == "fakegym.masks.sliding_window" and Path(root) == package.parents[2]
+    assert package_of(str(package.parents[2] / "alone.py")) is None  # a file beside the package: no package
+
+
+def test_two_packages_of_the_same_name_in_one_process(package, tmp_path, capsys):
+    """The tracer imports in this process: a second fakegym elsewhere must be its own, not the first one cached."""
+    other = tmp_path / "other"
+    for name, text in PACKAGE_FILES.items():
+        path = other / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.replace("q_idx - kv_idx <= window_size", "q_idx - kv_idx < window_size"))
+    assert main(["equiv", f"{package}:generate_sliding_window(3)", "sliding_window_distance:d=3"]) == 0
+    second = other / "fakegym" / "masks" / "sliding_window.py"
+    assert main(["equiv", f"{second}:generate_sliding_window(3)", "sliding_window_distance:d=2"]) == 0
+    capsys.readouterr()

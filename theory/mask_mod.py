@@ -197,13 +197,23 @@ def _import_alone(path: str):
 
 
 def _import_in_package(path: str, root: str, dotted: str):
-    """The module ``dotted`` imported by name (its package's root first on ``sys.path``); it must be ``path``."""
+    """The module ``dotted`` imported by name (its package's root first on ``sys.path``); it must be ``path``.
+
+    The package's modules are taken out of ``sys.modules`` again afterwards (the function keeps
+    what it uses): another package of the same name, in another folder, imports afresh later.
+    """
+    before = set(sys.modules)
     try:
         module = importlib.import_module(dotted)
     except BaseException as exc:  # noqa: BLE001 - as in _import_alone
         if isinstance(exc, KeyboardInterrupt) and not user_code_in_child():
             raise
         raise InputError(user_raised(f"importing it as {dotted}", exc, path), path) from None
+    finally:
+        top = dotted.split(".")[0]
+        for name in set(sys.modules) - before:
+            if name == top or name.startswith(top + "."):
+                del sys.modules[name]
     found = getattr(module, "__file__", None)
     if not found or os.path.realpath(found) != os.path.realpath(path):
         raise InputError(f"importing it as {dotted} (its package's name) finds {found or 'another module'}, "

@@ -247,9 +247,10 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
         from hasse.theory.worker_exit import die_with_parent
 
         die_with_parent()
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(Exception):
             sys.stdout.flush()
             os.dup2(2, 1)  # what the user's code prints goes to stderr: --json stays one object
+        sys.stdout = sys.stderr
         _limit_memory(bounds.memory)
         try:
             outcome = ("ok", job())
