@@ -253,7 +253,8 @@ def embedding_problem(found, lower, group) -> str | None:
     """Why ``found`` (an :class:`~theory.merge_copies.Embedding`) is not an embedding of the input, or None."""
     m = found.nodes
     if not (len(found.node_group) == len(found.node_lower) == len(found.first) == m):
-        return f"{m} nodes but {len(found.node_group)} groups, {len(found.node_lower)} cover lists, {len(found.first)} firsts"
+        return (f"{m} nodes but {len(found.node_group)} groups, {len(found.node_lower)} cover lists, "
+                f"{len(found.first)} firsts")
     if len(found.maps) != len(lower) or any(len(mp) != len(t) for mp, t in zip(found.maps, lower)):
         return "the maps do not have one entry per task node"
     images = set()
@@ -269,7 +270,8 @@ def embedding_problem(found, lower, group) -> str | None:
                         f"are {sorted({mp[d] for d in task[c]})}")
     for a, b in _shares(lower):
         if found.maps[a[0]][a[1]] == found.maps[b[0]][b[1]]:
-            return f"nodes {a[0]}.{a[1]} and {b[0]}.{b[1]} share a down-set and the merged node {found.maps[a[0]][a[1]]}"
+            return (f"nodes {a[0]}.{a[1]} and {b[0]}.{b[1]} share a down-set and the merged node "
+                    f"{found.maps[a[0]][a[1]]}")
     if images != set(range(m)):
         return f"merged nodes {sorted(set(range(m)) - images)} are no node's image"
     for x in range(m):

@@ -231,7 +231,7 @@ def _where(name, array, kwargs) -> dict:
 
 
 def two_d_problem(m: np.ndarray, form) -> dict | None:
-    """One array of ``m`` read alone: a 2-D form ``(…, expected, warns)`` or a batch-1 form ``(…, masks, heads)``."""
+    """One array of ``m`` read alone: a 2-D form ``(…, expected, warns)``, batch-1 form ``(…, masks, heads)``."""
     name, array, kwargs, want, last = form
     grid, caught, error = read(array, kwargs)
     where = _where(name, array, kwargs)

@@ -8,8 +8,8 @@ span contexts, ``orbits_check.run_many`` with parts), never written by hand:
   --combine`` runs, and :func:`proofs.distributed.combine_labelled`, the Dask combiner):
   the pool holds the ``k`` shards ``i/k`` of ``limit_is_preorder`` for ``k = 1 … 4`` and
   the span results ``[a, b)`` for every ``a < b`` of the cut points
-  ``{0, 1, ⌊T/3⌋, ⌊T/2⌋ - 1, ⌊T/2⌋, ⌊T/2⌋ + 1, T - 1, T}`` (``T = 2^(n(n-1))``). For every
-  multiset of at most three results of the pool (duplicates included), and every full
+  ``{0, 1, ⌊T/2⌋ - 1, ⌊T/2⌋, ⌊T/2⌋ + 1, T - 1, T}`` (``T = 2^(n(n-1))``). For every
+  multiset of at most two results of the pool and of three spans (duplicates included), and every full
   set of ``k`` shards with one shard dropped, repeated or replaced by a relabelled copy of
   another (its range set to the other's with its own shard label, or the other's label
   on its own range), the combination is ``proved`` exactly when the ranges partition
@@ -21,9 +21,9 @@ span contexts, ``orbits_check.run_many`` with parts), never written by hand:
   :func:`proofs.distributed.combine_orbits`): the parts ``(i, k)``, ``k = 2, 3``, of
   ``limit_is_preorder`` (classes) and ``no_residual_can_oscillate`` (classes with loops)
   under ``--orbits``, and relabelled copies (part ``i``'s result numbered ``j``: a forgery unless
-  both parts are empty); for every
-  multiset of at most three of them, and the three parts of ``k = 3`` with any one more, the combination gives the whole enumeration's verdict
-  exactly when it is the ``k`` parts of one ``k``, each once, each as run; otherwise it is
+  both parts are empty); for every multiset of at most three of them, and the three parts of
+  ``k = 3`` with any one more, the combination gives the whole enumeration's verdict exactly
+  when it is the ``k`` parts of one ``k``, each once, each as run; otherwise it is
   refused or ``unknown``.
 
 A relabelled copy whose range *and* shard label are both moved is not in the class: a
@@ -71,7 +71,7 @@ UNIVERSAL, EXISTENCE = "limit_is_preorder", "no_residual_can_oscillate"
 
 def cuts(total: int) -> list[int]:
     half = total // 2
-    return sorted({x for x in (0, 1, total // 3, half - 1, half, half + 1, total - 1, total) if 0 <= x <= total})
+    return sorted({x for x in (0, 1, half - 1, half, half + 1, total - 1, total) if 0 <= x <= total})
 
 
 def tiles(ranges: list[tuple[int, int]], total: int) -> bool:
@@ -181,8 +181,11 @@ def relabelled(label: str, r: dict, other_label: str, other: dict, how: str) -> 
 def ranges_problem(name: str, n: int, ctx: Context) -> tuple[dict | None, int]:
     pool, whole, total = range_pool(name, n, ctx)
     checked = 0
-    for size in (1, 2, 3):
-        for combo in itertools.combinations_with_replacement(range(len(pool)), size):
+    spans = [i for i, (label, _) in enumerate(pool) if label.startswith("span")]
+    combos = [c for size in (1, 2) for c in itertools.combinations_with_replacement(range(len(pool)), size)]
+    combos += list(itertools.combinations_with_replacement(spans, 3))
+    for combo in combos:
+        if True:
             if ctx.expired():
                 return {"timeout": True}, checked
             labels = [pool[i][0] for i in combo]
