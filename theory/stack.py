@@ -39,6 +39,7 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.errors import InputError
+from hasse.theory.limits import check_positions
 
 LAYER_KINDS = ("attention", "recurrent")
 
@@ -206,6 +207,10 @@ def propagate(stack: LayerStack, layers: int | None = None, *, until_converged: 
         raise InputError("the interval engine needs every layer to be monotone-interval")
     if engine not in ("interval", "product"):
         raise InputError(f"engine must be auto, interval or product, got {engine!r}")
+    # the one size limit, with this engine's matrices: F (int32) and its temporaries, and per distinct mask
+    # the mask (plus its float32 copy for the products)
+    check_positions(stack.n, stack.spec, what="a stack's first arrivals and layers",
+                    masks=5 + len(intervals) if engine == "interval" else 7 + 5 * len(intervals))
     run = _propagate_intervals if engine == "interval" else _propagate_products
     first, computed, converged = run(stack, layers, until_converged)
     return StackFlow(stack, first, computed, converged, engine)
