@@ -210,6 +210,11 @@ def run(job: Callable[[], T], *, source: str | None, what: str = "user code", pa
     if not hasattr(os, "fork"):
         return guarded(job, source=source, what=what, path=path)
     bounds = current_limits()
+    from hasse.theory import worker_exit
+
+    worker_exit.prepare()  # loaded here once: a child must not spend its time importing
+    with contextlib.suppress(ImportError):
+        import resource  # noqa: F401 - the same: imported before the fork
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns
@@ -263,12 +268,13 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
         except BaseException as exc:  # noqa: BLE001 - a result that does not pickle (a lambda, a module)
             payload = pickle.dumps(("raised", f"{what}: its result cannot be sent back ({type(exc).__name__}: "
                                               f"{clip(exc, MESSAGE_CHARS)})"))
-        view = memoryview(payload)
-        while view:
-            view = view[os.write(write_end, view):]
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             sys.stderr.flush()
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(write_end, view):]
+        os.close(write_end)  # the parent reads its end now, not after this process's memory is torn down
     finally:
         os._exit(0)
 

@@ -32,10 +32,32 @@ def _prctl_deathsig() -> bool:
     if not sys.platform.startswith("linux"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        libc = _libc()
         return libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
     except (OSError, AttributeError):
         return False
+
+
+_LIBC = []  # the C library, once loaded (a forked child inherits it: no ldconfig run per child)
+
+
+def prepare() -> None:
+    """Load what :func:`die_with_parent` needs now, in the parent, so that each forked child finds it loaded."""
+    if sys.platform.startswith("linux"):
+        try:
+            _libc()
+        except OSError:
+            pass
+
+
+def _libc():
+    """The C library: ``libc.so.6`` directly (no subprocess), else what ``find_library`` finds."""
+    if not _LIBC:
+        try:
+            _LIBC.append(ctypes.CDLL("libc.so.6", use_errno=True))
+        except OSError:
+            _LIBC.append(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True))
+    return _LIBC[0]
 
 
 def die_with_parent(poll: float = 0.5) -> str:
