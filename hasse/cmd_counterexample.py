@@ -97,7 +97,8 @@ def register(sub) -> None:
                    help="decide each size by the leak analysis, by Z3, or both (default direct)")
     p.add_argument("--inference", metavar="FAMILY",
                    help="also check consistency with this inference family at every n (e.g. block:block=2)")
-    p.add_argument("--timeout", type=float, metavar="S", help="seconds for the Z3 search (then inconclusive)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="seconds for the Z3 search, and for each call of a file.py design (then inconclusive)")
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_stack_arguments(p)
     p.set_defaults(run=ascii_aware(run))

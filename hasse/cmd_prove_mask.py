@@ -112,7 +112,8 @@ def add_common_arguments(p) -> None:
     p.add_argument("--param-range", action="append", default=[], metavar="NAME=LO..HI",
                    help="only values LO <= NAME <= HI (repeatable; NAME may be n)")
     p.add_argument("--timeout", type=float, metavar="S",
-                   help="seconds for each solver call (a call past it: unknown; default: the claims' own, 30 s)")
+                   help="seconds for each solver call and for tracing each file.py mask_mod (past it: unknown; "
+                        "default: the claims' own, 30 s; tracing 60 s)")
     add_json_arguments(p)
     p.add_argument("--certificate", metavar="FILE",
                    help="write the claim, statement, verdict, formulas and versions as JSON")

@@ -40,7 +40,7 @@ def add_code_timeout_argument(p) -> None:
 
     p.add_argument("--timeout", type=float, metavar="S",
                    help=f"seconds a file.py:mask_mod (its import, factory call and evaluation) may run before it is "
-                        f"stopped: exit 2 (default {DEFAULT_SECONDS:g})")
+                        f"stopped: unknown, exit 3 (default {DEFAULT_SECONDS:g})")
 
 
 def add_convention_argument(p) -> None:
