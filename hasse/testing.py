@@ -84,9 +84,12 @@ def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_co
     if n is None:  # a mask_mod
         raise ValueError("a mask_mod needs n, the number of positions")
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.theory.user_code import run
 
-    return mask_mod_grid(mask, n, heads, batch, source=getattr(mask, "__name__", "mask_mod"),
-                         fallback=torch_fallback_or_none())
+    name = getattr(mask, "__name__", "mask_mod")
+    fallback = torch_fallback_or_none()
+    return run(lambda: mask_mod_grid(mask, n, heads, batch, source=name, fallback=fallback), source=name,
+               what="mask_mod", path=getattr(getattr(mask, "__code__", None), "co_filename", None))  # bounded
 
 
 def assert_no_leak(

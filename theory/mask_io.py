@@ -17,7 +17,9 @@ A MASK (design §7) is one of
   0/1 rows, or a string that is a built-in spec or a path relative to the JSON
   file's folder; an optional ``names`` list of the right length names positions;
 - ``file.py:function``: a FlexAttention-style ``mask_mod(b, h, q_idx, kv_idx)``
-  evaluated on the ``n x n`` index grid (``n`` must be given; :mod:`theory.mask_mod`);
+  evaluated on the ``n x n`` index grid (``n`` must be given; :mod:`theory.mask_mod`),
+  only with a permission (``code=``, or ``trust_code`` for one named inside a JSON file)
+  and in the bounded child of :func:`theory.user_code.run`;
 - anything else: a built-in spec ``name:key=value,...`` (theory.catalog).
 
 The file formats themselves are read by :mod:`theory.mask_formats`; arrays of every
