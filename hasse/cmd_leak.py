@@ -313,14 +313,21 @@ def find_leaks_flagged(task: Task, layers: int | None, empty_rows: str) -> LeakR
         raise flagged(exc) from None
 
 
+def beyond(flows, within) -> list:
+    """The flows of ``flows`` not in its sub-sequence ``within``, by identity (linear, not pairwise)."""
+    inside = {id(f) for f in within}
+    return [f for f in flows if id(f) not in inside]
+
+
 def leak_json(task: Task, report: LeakReport) -> dict:
-    within, beyond = report.leaks_within(), [x for x in report.leaks if x not in report.leaks_within()]
+    within = report.leaks_within()
+    deeper = beyond(report.leaks, within)
     return {
         "task": task.name,
         "leak_free": report.leak_free,
         "layers": report.layers,
         "leaks": [x.to_json() for x in within],
-        "leaks_beyond_layers": [x.to_json() for x in beyond],
+        "leaks_beyond_layers": [x.to_json() for x in deeper],
         "isolation": [x.to_json() for x in report.isolation_within()],
         "supervised": report.supervised,
         "target_coverage": report.target_coverage,
@@ -434,7 +441,7 @@ def run_flow(args) -> int:
     if args.json or args.out:
         out = [{**flow_task_json(named, layer, sources, sinks), "layers": args.layers, "from": sources, "to": sinks,
                 "flow_free": not within, "flows": [f.to_json() for f in within],
-                "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
+                "flows_beyond_layers": [f.to_json() for f in beyond(flows, within)],
                 "empty_rows": found.to_json(), "key_only": key_only_json(named.key_only, named.key_only_kind)}
                for b, found, flows, within, layer in rows]
         head = json_header("flow", args.mask, spec_of(args.mask))
@@ -466,7 +473,7 @@ def run_flow(args) -> int:
                                     TABLE_ROWS, header=("position", "depth", "path (source first)"), right=(1,),
                                     ascii=args.ascii), sep="\n")
             if len(flows) > len(within):
-                deeper = min(f.depth for f in flows if f not in within)
+                deeper = min(f.depth for f in beyond(flows, within))
                 print(f"note: {len(flows) - len(within)} more appear at greater depth (first at depth {deeper})")
         for path, what in ((args.png, "picture"), (args.out, "JSON")):
             if path:
@@ -725,7 +732,7 @@ def run_flow_stack(args) -> int:
         task = task_to_dict(flow_task(union, read.union(), sources, sinks))
         data = {**json_header("flow", args.mask or args.stack_input, None), **task, "positions": n, "layers": layers,
                 "from": sources, "to": sinks, "flow_free": not within, "flows": [f.to_json() for f in within],
-                "flows_beyond_layers": [f.to_json() for f in flows if f not in within],
+                "flows_beyond_layers": [f.to_json() for f in beyond(flows, within)],
                 "empty_rows": found.to_json(), "key_only": key_only_json((), ""),
                 "stack": stack_json(stack, flow), "flow_free_in_limit": not flows}
         if emit_json(args, data):
