@@ -21,12 +21,21 @@ defines it:
   (``nn.MultiheadAttention``'s index ``b * H + h``), ``(B, H, n, n)`` additive, and the
   broadcast forms ``(B, 1, n, n)``, ``(1, H, n, n)``, ``(1, 1, n, n)``: the masks per
   batch row and head as written, ``heads`` / ``batch`` declared exactly for a dimension of
-  size > 1, and the layer of batch row ``b`` the union over heads of each head read by the
-  empty-row policy (``attend-none``: as given; ``attend-all``: a head's empty rows all true,
-  before the union), with the rows empty in some head listed. The heads split ``M`` (and
-  the second batch row ``Mᵀ``) by the pattern ``(q + 2k) mod 3 = 0``, so heads have empty rows;
+  size > 1, and (for ``M`` as given) the layer of each batch row the union over heads of
+  each head read by the empty-row policy (``attend-none``: as given; ``attend-all``: a
+  head's empty rows all true, before the union), with the rows empty in some head listed.
+  The heads split ``M`` by the pattern ``(q + 2k) mod 3 = 0``, so heads have empty rows;
 - bad values: NaN anywhere, ``+inf`` in an additive mask, a value other than 0/1 in a 0/1
   array (a negative one under ``allowed``) are refused with an ``InputError``.
+
+How the forms are laid out (the readers run a few times per mask, not forty): every
+``(B, ...)`` form holds all the masks of a batch of the scan at once, each mask ``M`` as
+two batch rows, ``M`` then ``Mᵀ`` (a mask again); each mask's layer is checked under
+``attend-none`` in its own row and under ``attend-all`` in the row where it is the
+transpose of another. Each ``auto`` form holds only masks that ``auto`` reads that
+way alone; the masks it must refuse alone (all zero as float 0/1, all allowed as additive)
+are read alone. Every mask is also read alone in one 2-D or batch-1 form, or one bad value,
+chosen by its bits, so the 2-D and 3-D paths see every form over the class.
 
 What a verdict covers. The numpy path of :mod:`theory.mask_arrays` and the union over
 heads of :mod:`theory.heads`, as they are in this checkout, on every mask of size
@@ -42,7 +51,7 @@ Counterexample: the mask, the form (shape, dtype, convention, keyword arguments)
 reader returned (or raised) and what the definition says.
 
 Exhaustive method only (:mod:`proofs.engine_checks`): the readers are Python. n = 4 takes
-a few seconds.
+about two seconds on one core.
 
 References: design.md §2 (heads, empty rows), §7 (MASK forms, conventions); docs/architecture.md.
 """
@@ -267,8 +276,8 @@ def layer_problem(grid, b: int, want: np.ndarray, policy: str) -> dict | None:
     return None
 
 
-def problems(ms: np.ndarray) -> list[dict | None]:
-    """The first form each mask of ``ms`` (B, n, n) is read back wrong in, or None."""
+def problems(ms: np.ndarray, layers: bool = True) -> list[dict | None]:
+    """The first form each mask of ``ms`` (B, n, n) is read back wrong in, or None (``layers``: check the unions)."""
     found: list[dict | None] = [None] * len(ms)
 
     def note(i: int, problem: dict) -> None:
@@ -290,7 +299,7 @@ def problems(ms: np.ndarray) -> list[dict | None]:
             for i in np.unique(of):
                 note(int(i), where | {"engine": f"heads {grid.heads}, batch {grid.batch}",
                                       "definition": f"heads {heads}, batch {rows}"})
-        if heads and kwargs.get("convention") == "additive":  # the union over heads, row by row
+        if layers and heads and kwargs.get("convention") == "additive":  # the union over heads, row by row
             for r in range(len(want)):  # a mask under attend-none, its transpose (again a mask) under attend-all
                 problem = layer_problem(grid, r, want[r], ("attend-none", "attend-all")[r % 2])
                 if problem:
@@ -299,9 +308,9 @@ def problems(ms: np.ndarray) -> list[dict | None]:
     singles = len(single_forms(ms[0]))
     for i, m in enumerate(ms):
         code = int(np.dot(m.reshape(-1).astype(np.int64), 1 << (np.arange(m.size, dtype=np.int64) % 61)))
-        # one form in turn (by the mask's bits), the per-head form, the refusals auto owes this mask
+        # one form in turn (by the mask's bits), and the refusals auto owes this mask
         pick = code % (len(TWO_D) + singles + len(refusals))
-        turn = [single_forms(m)[0]] + [two_d_form(m, j) for j in auto_refusals(m)]
+        turn = [two_d_form(m, j) for j in auto_refusals(m)]
         if pick < len(TWO_D):
             turn.append(two_d_form(m, pick))
         elif pick < len(TWO_D) + singles:
@@ -323,7 +332,7 @@ def difference(masks: np.ndarray) -> list[dict | None]:
     """Per mask: the problem with the mask as given or with its diagonal set (``with_diagonal``), or None."""
     masks = np.asarray(masks, dtype=bool)
     plain = problems(masks)
-    diag = problems(masks | np.eye(masks.shape[-1], dtype=bool))
+    diag = problems(masks | np.eye(masks.shape[-1], dtype=bool), layers=False)
     return [p if p is not None else ({"with_diagonal": True} | d if d is not None else None)
             for p, d in zip(plain, diag)]
 

@@ -174,13 +174,20 @@ def grid(sm, subs, size: int) -> np.ndarray | str:
 
 
 def obligation_problem(sm, subs, size: int) -> str | None:
+    """The first obligation that fails at a grid entry (all of them evaluated as one conjunction first)."""
     z3 = _z3()
-    for ob, why in sm.obligations:
-        fixed = z3.simplify(z3.substitute(ob, *subs)) if subs else ob
-        for q in range(size):
-            for k in range(size):
-                if value(fixed, [(sm.q, z3.IntVal(q)), (sm.k, z3.IntVal(k))]) is not True:
-                    return f"obligation '{why}' fails at ({q}, {k})"
+    if not sm.obligations:
+        return None
+    every = z3.simplify(z3.substitute(z3.And([ob for ob, _ in sm.obligations]), *subs) if subs else
+                        z3.And([ob for ob, _ in sm.obligations]))
+    for q in range(size):
+        row = z3.substitute(every, (sm.q, z3.IntVal(q)))
+        for k in range(size):
+            if value(row, [(sm.k, z3.IntVal(k))]) is not True:
+                for ob, why in sm.obligations:
+                    if value(ob, subs + [(sm.q, z3.IntVal(q)), (sm.k, z3.IntVal(k))]) is not True:
+                        return f"obligation '{why}' fails at ({q}, {k})"
+                return f"the obligations fail at ({q}, {k})"
     return None
 
 
