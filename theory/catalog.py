@@ -25,6 +25,7 @@ import hasse.theory.masks.entries  # noqa: F401  (registers the mask entries, in
 import hasse.theory.tasks  # noqa: F401  (registers the tasks, task families and bad designs)
 import hasse.theory.presets  # noqa: F401  (registers the model presets, stacks of layers, last)
 from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.limits import MEMORY_BYTES
 from hasse.theory.mask import NamedMask
 from hasse.theory.spec import (  # the spec language and the registry; also importable from here
     _REGISTRY,
@@ -110,7 +111,7 @@ def build_mask(text: str) -> NamedMask:
     return replace(mask, spec=spec.canonical)
 
 
-FAMILY_BYTES = 8 << 30  # the dense masks of a family's tasks together (about n^3 / 3 entries for n tokens)
+FAMILY_BYTES = MEMORY_BYTES  # the one memory limit (theory.limits): the dense masks of a family's tasks together (about n^3 / 3 entries for n tokens)
 
 
 def build_family(text: str):
