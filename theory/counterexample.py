@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from hasse.theory.empty_rows import LEAK_DEFAULT
-from hasse.theory.errors import InputError, TooLargeError
+from hasse.theory.errors import InputError, TooLargeError, clip
 from hasse.theory.limits import MAX_SEARCH_N, MEMORY_BYTES, number_text
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
 from hasse.theory.mask_io import source_kind
@@ -151,8 +151,8 @@ def design_size(design: str | None) -> int | None:
     from hasse.theory.catalog import parse_spec
 
     raw = parse_spec(design)[1]["n"]
-    if not raw.isdigit() or int(raw) < 1 or len(raw) > 9:
-        raise InputError(f"n must be a positive integer, got {raw!r}", design)
+    if not raw.isdigit() or len(raw) > 9 or int(raw) < 1:  # the length first: no int() of 5,000 digits
+        raise InputError(f"n must be a positive integer, got {clip(raw, 40)!r}", design)
     return int(raw)
 
 
