@@ -216,9 +216,10 @@ def run(job: Callable[[], T], *, source: str | None, what: str = "user code", pa
     with contextlib.suppress(ImportError):
         import resource  # noqa: F401 - the same: imported before the fork
     read_end, write_end = os.pipe()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
-        _child(job, bounds, read_end, write_end, what, path)
+        _child(job, bounds, read_end, write_end, what, path, parent)
     os.close(write_end)
     try:
         payload, status = _collect(pid, read_end, bounds.seconds)
@@ -242,7 +243,7 @@ def run(job: Callable[[], T], *, source: str | None, what: str = "user code", pa
     raise InputError(outcome[1], source)
 
 
-def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: str | None) -> None:
+def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: str | None, parent: int) -> None:
     """The forked child: bound itself, run ``job``, send ``("ok", result)`` or the error, exit."""
     global _inside, _in_child
     try:
@@ -251,7 +252,7 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent stops, and kills this child
         from hasse.theory.worker_exit import die_with_parent
 
-        die_with_parent()
+        die_with_parent(parent=parent)
         with contextlib.suppress(Exception):
             sys.stdout.flush()
             os.dup2(2, 1)  # what the user's code prints goes to stderr: --json stays one object

@@ -60,9 +60,13 @@ def _libc():
     return _LIBC[0]
 
 
-def die_with_parent(poll: float = 0.5) -> str:
-    """Make this (worker) process exit when its parent does; returns the mechanism used, ``"prctl"`` or ``"polling"``."""
-    parent = os.getppid()
+def die_with_parent(poll: float = 0.5, parent: int | None = None) -> str:
+    """Make this (worker) process exit when its parent does; returns the mechanism used, ``"prctl"`` or ``"polling"``.
+
+    ``parent``: the parent's pid as the parent knew it before the fork (``os.getpid()`` there);
+    without it ``os.getppid()`` now, which misses a parent that died between the fork and this call.
+    """
+    parent = os.getppid() if parent is None else parent
     how = "prctl" if _prctl_deathsig() else "polling"
     if how == "polling":
         def watch() -> None:
