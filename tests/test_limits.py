@@ -814,10 +814,12 @@ USER_CODE20 = [
 def test_issue20_user_code_that_loops_or_ends_the_process_is_one_line(argv, want, phrases, marker, tmp_path):
     """Before: loops and sleeps hung, sys.exit(0) ended the command with exit 0 and no output, os._exit killed it.
 
-    Each runs as its own process (a hang or an os._exit would take the test run with it), with --timeout 2.
+    Each runs as its own process (a hang or an os._exit would take the test run with it): --timeout 2 where the
+    code never returns, a generous one where it ends by itself (a loaded machine must not turn it into a timeout).
     """
     (tmp_path / "bad.py").write_text(BAD20)
-    cmd = [sys.executable, "-m", "hasse", *[a.format(bad=tmp_path / "bad.py") for a in argv], "--timeout", "2"]
+    limit = "2" if want == 3 else "120"
+    cmd = [sys.executable, "-m", "hasse", *[a.format(bad=tmp_path / "bad.py") for a in argv], "--timeout", limit]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=tmp_path)
     err = proc.stderr.strip()
     assert proc.returncode == want, (proc.returncode, err, proc.stdout[-500:])
