@@ -38,6 +38,7 @@ Shards run separately are combined into one verdict by :func:`proofs.certificate
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import time
 from dataclasses import dataclass
 from functools import lru_cache
@@ -202,10 +203,12 @@ def _scan(n, flag, diagonal, a, b, size, deadline, on_batch, stop_before):
     return cover.count, None, False
 
 
-def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue):
+def _worker(n, flag, diagonal, a, b, size, deadline, counter, best, queue, parent):
     from hasse.theory.worker_exit import die_with_parent
 
-    die_with_parent()  # killing the parent (even with SIGKILL) leaves no worker running
+    # killing the parent (even with SIGKILL) leaves no worker running; ``parent`` is its pid from
+    # before the fork, so a parent that died before this line is noticed too
+    die_with_parent(parent=parent)
 
     def on_batch(done, found):
         with counter.get_lock():
@@ -260,7 +263,7 @@ def search(n: int, flag: Flag, ctx, *, diagonal: bool = False, batch_size: int |
         raise RuntimeError(f"the workers' ranges {pieces} do not tile [{start}, {stop})")
     for a, b in pieces:
         procs.append(context.Process(target=_worker, args=(n, flag, diagonal, a, b, size, deadline, counter, best,
-                                                           queue), daemon=True))
+                                                           queue, os.getpid()), daemon=True))
     for p in procs:
         p.start()
     replies = []
