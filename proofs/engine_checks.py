@@ -42,9 +42,16 @@ SEED = 0
 
 
 def safely(call: Callable[[], Any]) -> tuple[Any, str | None]:
-    """``(value, None)``, or ``(None, "Type: message")`` when the engine raised."""
+    """``(value, None)``, or ``(None, "Type: message")`` when the engine raised.
+
+    A spent time limit (``TimeoutError``, :func:`theory.deadline.tick`) or memory is not a
+    finding about the engine: it propagates, and :func:`proofs.theorem.run_theorem` makes the
+    verdict ``unknown``.
+    """
     try:
         return call(), None
+    except (TimeoutError, MemoryError):
+        raise
     except Exception as exc:  # a crash of the engine is a finding, not a crash of the proof
         return None, f"{type(exc).__name__}: {exc}"
 

@@ -273,7 +273,11 @@ def _planted(kind: str, key: _Keys, target: int | None, seen: set | None, diagon
                    not_invariant="planted" if kind == "limits" else None, diagonal=diagonal)
 
 
-def scan_problem(n: int, method: str, kind: str, targets: np.ndarray, every: np.ndarray, key_of) -> dict | None:
+TIMEOUT = {"timeout": True}  # the time limit was spent: the verdict is unknown, never a finding
+
+
+def scan_problem(n: int, method: str, kind: str, targets: np.ndarray, every: np.ndarray | None, key_of,
+                 ctx: Context | None = None) -> dict | None:
     """Planted theorems over one enumeration in one pass: every target refuted in its class, the recorder proved."""
     from hasse.proofs import orbits_check as oc
 
@@ -281,7 +285,10 @@ def scan_problem(n: int, method: str, kind: str, targets: np.ndarray, every: np.
     seen: set = set()
     theorems = [_planted(kind, key, None, seen, kind == oc.LOOPS)] + [_planted(kind, key, int(t), None,
                                                                                kind == oc.LOOPS) for t in targets]
-    results, error = safely(lambda: oc.run_many(theorems, n, [Context() for _ in theorems], method=method))
+    left = ctx.remaining() if ctx is not None else None
+    results, error = safely(lambda: oc.run_many(theorems, n, [Context(timeout=left) for _ in theorems], method=method))
+    if ctx is not None and ctx.expired():
+        return TIMEOUT
     where = {"scan": f"{kind} ({method})"}
     if error:
         return where | {"problem": f"run_many raised {error}"}
@@ -305,38 +312,39 @@ def limit_key(masks: np.ndarray) -> np.ndarray:
     return codes(closures(masks))
 
 
-def check_size(n: int, method: str, limits: bool = True) -> tuple[dict | None, int]:
+def check_size(n: int, method: str, limits: bool = True, ctx: Context | None = None) -> tuple[dict | None, int]:
     """The first gap at ``n`` for ``method`` (and the preorders when ``limits``), and how many masks were compared."""
     from hasse.proofs import orbits_check as oc
 
+    ctx = ctx or Context()
     found, reps = classes_problem(n, method)
     checked = len(reps) + (1 << (n * (n - 1)))
-    if found:
-        return found, checked
+    if found or ctx.expired():
+        return found or TIMEOUT, checked
     found = loops_problem(n, method, reps)
     checked += len(reps) << n
-    if found:
-        return found, checked
+    if found or ctx.expired():
+        return found or TIMEOUT, checked
     every = np.unique(canonical(reps))
-    found = scan_problem(n, method, oc.CLASSES, every, every, canonical)
+    found = scan_problem(n, method, oc.CLASSES, every, every, canonical, ctx)
     if found:
         return found, checked
     with_loops = np.unique(canonical(gather(oc.orbit_batches(n, method, oc.LOOPS), n)))
     eye = np.eye(n, dtype=bool)
     sample = [reps[j] | (eye & np.array([(j >> q) & 1 for q in range(n)], dtype=bool)[:, None])
               for j in range(0, len(reps), LOOP_STRIDE)]
-    found = scan_problem(n, method, oc.LOOPS, np.unique(canonical(np.array(sample))), with_loops, canonical)
+    found = scan_problem(n, method, oc.LOOPS, np.unique(canonical(np.array(sample))), with_loops, canonical, ctx)
     if found:
         return found, checked
     if not limits:
         return None, checked
     found, preorders = limits_problem(n)
     checked += len(preorders)
-    if found:
-        return found, checked
+    if found or ctx.expired():
+        return found or TIMEOUT, checked
     # every preorder is a target; no recorder check (the limit control feeds the predicate random masks too)
     every = np.unique(limit_key(preorders))
-    return scan_problem(n, "auto", oc.LIMITS, every, None, limit_key), checked
+    return scan_problem(n, "auto", oc.LIMITS, every, None, limit_key, ctx), checked
 
 
 @lru_cache(maxsize=1)
@@ -360,8 +368,10 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     for method in methods():
         if ctx.expired():
             return Outcome(UNKNOWN, checked, reason="timeout", details=details)
-        found, count = check_size(n, method, limits=method == methods()[0])
+        found, count = check_size(n, method, limits=method == methods()[0], ctx=ctx)
         checked += count
+        if found is TIMEOUT:
+            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
         if found:
             return Outcome(REFUTED, checked, counterexample={"n": n} | found, details=details)
     details["engine_seconds"] = round(time.monotonic() - start, 4)

@@ -180,6 +180,8 @@ def relabelled(label: str, r: dict, other_label: str, other: dict, how: str) -> 
 
 def ranges_problem(name: str, n: int, ctx: Context) -> tuple[dict | None, int]:
     pool, whole, total = range_pool(name, n, ctx)
+    if ctx.expired():  # a shard may have stopped at the limit: its result says nothing about combining
+        return {"timeout": True}, 0
     checked = 0
     spans = [i for i, (label, _) in enumerate(pool) if label.startswith("span")]
     combos = [c for size in (1, 2) for c in itertools.combinations_with_replacement(range(len(pool)), size)]
@@ -248,6 +250,8 @@ def orbits_problem(name: str, n: int, ctx: Context) -> tuple[dict | None, int]:
     from hasse.proofs.distributed import combine_orbits
 
     pool, whole = orbit_pool(name, n, ctx)
+    if ctx.expired():
+        return {"timeout": True}, 0
     checked = 0
     combos = [c for size in (1, 2, 3) for c in itertools.combinations_with_replacement(range(len(pool)), size)]
     exact3 = [i for i, c in enumerate(pool) if c[2] and c[1][1] == 3]

@@ -322,12 +322,14 @@ def fixed_problem(spec: str, sm, index: dict, prefix: int | None, built) -> dict
     return where | {"problem": problem} if problem else None
 
 
-def indexed_problems(m: int, rng, counter: list) -> dict | None:
+def indexed_problems(m: int, rng, counter: list, ctx: Context) -> dict | None:
     from hasse.theory.catalog import build_mask
 
     for causal in ("false", "true"):
         sm = traced(f"document:causal={causal}")
         for lengths in compositions(m):
+            if ctx.expired():
+                return {"timeout": True}
             counter[0] += 1
             ids = [i for i, length in enumerate(lengths) for _ in range(length)]
             built = build_mask(f"document:lengths={'+'.join(map(str, lengths))},causal={causal}").matrix
@@ -336,6 +338,8 @@ def indexed_problems(m: int, rng, counter: list) -> dict | None:
                 return found
     sm = traced("xlnet")
     for order in orders(m, rng):
+        if ctx.expired():
+            return {"timeout": True}
         counter[0] += 1
         rank = [0] * m
         for place, token in enumerate(order):
@@ -346,6 +350,8 @@ def indexed_problems(m: int, rng, counter: list) -> dict | None:
             return found
     sm = traced("tree")
     for parents in parent_arrays(m, rng):
+        if ctx.expired():
+            return {"timeout": True}
         for prefix in (0, 1, 2):
             counter[0] += 1
             built = build_mask(f"tree:parents={'+'.join(map(str, parents))},prefix={prefix}").matrix
@@ -417,12 +423,16 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
         if ctx.expired():
             return Outcome(UNKNOWN, counter[0], reason=f"timeout after lengths 1 … {m - 1}", details=details)
         for name in traced_names():
+            if ctx.expired():
+                return Outcome(UNKNOWN, counter[0], reason=f"timeout at length {m}", details=details)
             for params in values_of(name, m):
                 counter[0] += 1
                 found = catalogue_problem(name, m, params)
                 if found:
                     return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
-        found = indexed_problems(m, rng, counter)
+        found = indexed_problems(m, rng, counter, ctx)
+        if found and found.get("timeout"):
+            return Outcome(UNKNOWN, counter[0], reason=f"timeout at length {m}", details=details)
         if found:
             return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
         for name, *_ in PROGRAMS:

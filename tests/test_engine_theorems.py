@@ -257,3 +257,25 @@ def test_prove_all_reports_a_planted_engine_bug(n, tmp_path):
     bad = {(r["theorem"], r["verdict"]) for r in results if r["verdict"] != "proved"}
     assert code == 1 and bad == {("symbolic_forms_match_programs", "refuted")}, bad
     assert {r["theorem"] for r in results} == set(registry.NAMES)
+
+
+@pytest.mark.parametrize("name", NEW_ENGINE_THEOREMS)
+def test_a_spent_time_limit_is_unknown_never_a_finding(name):
+    """Stopped by --timeout: unknown (the arrays theorem checks n = 4 in one batch, so it may finish: proved)."""
+    result = run_theorem(registry.get(name), 4, "exhaustive", Context(timeout=0.05))
+    if name == "mask_arrays_read_as_defined" and result.verdict == "proved":
+        assert result.checked == 4096
+    else:
+        assert result.verdict == "unknown" and "timeout" in result.reason, result
+
+
+def test_an_engine_that_runs_out_of_time_is_not_refuted(monkeypatch):
+    """`safely` turns an engine's exception into a finding, but not a spent deadline (theory.deadline.tick)."""
+    import hasse.theory.merge_copies as copies
+
+    def out_of_time(*args, **kwargs):
+        raise TimeoutError("the time limit of 1 s is spent")
+
+    monkeypatch.setattr(copies, "minimum_embedding", out_of_time)
+    result = run_theorem(registry.get("copy_choice_is_minimum"), 2, "exhaustive")
+    assert result.verdict == "unknown" and "timeout" in result.reason, result
