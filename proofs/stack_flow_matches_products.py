@@ -33,9 +33,9 @@ at n = 2; the same mask object wherever a mask repeats, as ``causal x2`` builds 
 ``n >= 3``: a seeded sample of 512 stacks (seed ``[0, n]``), half of one to three uniform
 masks (a third layer repeats the first layer's object), half of one to three
 monotone-interval masks (random non-decreasing ``lo <= q <= hi``); the verdict line says
-"sample … not a full proof". (Every stack of two layers at n = 3, 4,160 with the leak
-checks, takes about ten seconds: more than the rest of ``prove all --n 3``.) The task: position
-``i < n-1`` holds ``agg(x_i, x_(i+1))``, the last one ``x_0``; every position asks every
+"sample … not a full proof". (Every stack of one or two layers at n = 3, 4,160 stacks,
+takes about ten seconds of CPU with the leak checks: more than the rest of ``prove all
+--n 3``.) The task: position ``i < n-1`` holds ``agg(x_i, x_(i+1))``, the last one ``x_0``; every position asks every
 target; isolation groups ``{0}`` and ``{1 … n-2}`` (``{0}``, ``{1}`` at n = 2).
 
 What a verdict covers. :mod:`theory.stack` (``propagate``, both engines, ``StackFlow``) and
