@@ -38,7 +38,7 @@ Counterexample: the input (covers and groups), what the search returned and the
 brute-force minimum with a partition that reaches it.
 
 Exhaustive method only (:mod:`proofs.engine_checks`): the search is Python. n = 4 takes well
-under a second, n = 5 about half a minute.
+under a second, n = 5 about ten seconds.
 
 References: design.md §3 (the minimal merged task, duplicate copies), §5.
 """

@@ -43,7 +43,7 @@ Counterexample: the enumeration, the part or the planted theorem, and the mask (
 that shows the gap.
 
 Exhaustive method only (:mod:`proofs.engine_checks`): the enumerators are code. n = 4 takes
-about a second; n = 5 (2^20 labelled masks, 9,608 planted theorems) about a minute.
+about a second; n = 5 (2^20 labelled masks, 9,608 planted theorems) about a minute and a half of CPU.
 
 References: design.md §5 (Orbits); OEIS A000273, A000595, A000798.
 """
