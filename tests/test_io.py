@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import textwrap
 
@@ -606,3 +608,25 @@ def test_the_runner_stops_sleeps_exits_and_allocations(capfd):
     assert run(lambda: print("from the user's code") or 3, source="t") == 3
     out, err = capfd.readouterr()
     assert "from the user's code" in err and "from the user's code" not in out  # --json stays one object
+
+
+def test_torch_mask_mod_runs_after_the_parent_used_torchs_thread_pool(tmp_path):
+    # A forked child inherits the state of torch's OpenMP pool but not its threads: before the
+    # runner set the child to one thread, a torch mask_mod loaded after any parallel torch op in
+    # the parent hung until the time limit (the suite's order made three tests fail that way).
+    pytest.importorskip("torch")
+    (tmp_path / "tm.py").write_text("import torch\n\ndef m(b, h, q, kv):\n"
+                                    "    return torch.logical_or(q >= kv, torch.zeros_like(q, dtype=torch.bool))\n")
+    code = textwrap.dedent(f"""
+        import torch
+        torch.randn(600, 600) @ torch.randn(600, 600)  # the parent's pool is running now
+        from hasse.gpu_check.mask_mod import torch_fallback_or_none
+        from hasse.theory.mask_io import load_mask
+        from hasse.theory.user_code import ARGUMENT
+        mask = load_mask({str(tmp_path / 'tm.py')!r} + ":m", n=8, code=ARGUMENT, fallback=torch_fallback_or_none())
+        print(int(mask.matrix.sum()))
+        """)
+    env = dict(os.environ, OMP_NUM_THREADS="2")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert proc.returncode == 0, proc.stderr[-1500:]
+    assert proc.stdout.strip() == str(8 * 9 // 2)

@@ -257,6 +257,7 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
             sys.stdout.flush()
             os.dup2(2, 1)  # what the user's code prints goes to stderr: --json stays one object
         sys.stdout = sys.stderr
+        _single_threaded_torch()
         _limit_memory(bounds.memory)
         try:
             outcome = ("ok", job())
@@ -278,6 +279,21 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
         os.close(write_end)  # the parent reads its end now, not after this process's memory is torn down
     finally:
         os._exit(0)
+
+
+def _single_threaded_torch() -> None:
+    """In the forked child, torch (when the parent has loaded it) runs on one thread.
+
+    A child forked after the parent used torch's OpenMP pool inherits that pool's state
+    but not its threads: its first parallel torch operation waits forever (seen: a
+    mask_mod using torch ops after any torch matmul in the parent; the child hung until
+    the time limit). One thread has no pool to wait for. torch is never imported here:
+    only a torch the parent already holds is touched.
+    """
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.set_num_threads(1)
 
 
 def _collect(pid: int, fd: int, seconds: float) -> tuple[bytes | None, int]:
