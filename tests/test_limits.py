@@ -885,3 +885,319 @@ def test_issue20_a_mask_mod_that_allocates_without_bound_is_one_line(tmp_path):
     err = proc.stderr.strip()
     assert proc.returncode == 2 and len(err.splitlines()) == 1, (proc.returncode, err[-800:])
     assert f"ran out of memory at bad.py:{_line20('grows')}" in err, err
+
+
+# ==== issue 20, item 5 (sizes and counts, integers, prove-mask): one size limit for every form ==================
+# Every row below must exit 2 with one short line on stderr and no traceback. Rows that hung or exhausted memory
+# before run through hasse.cli.main in a forked copy of this process, with a generous wall-clock bound and a memory
+# limit (a bound on a hang, not a timing assertion); gpu-check rows run in a subprocess (torch is not fork-safe).
+
+import re as _re  # noqa: E402
+import resource as _resource  # noqa: E402
+import select as _select  # noqa: E402
+import shlex as _shlex  # noqa: E402
+
+SIZE_DIGITS = "9" * 5000  # Python's int-str limit is 4,300 digits
+SIZE_400 = "9" * 400  # beyond 64 bits and beyond a float
+
+
+def _primes(limit):
+    return [p for p in range(2, limit) if all(p % d for d in range(2, int(p ** 0.5) + 1))]
+
+
+def _prime_cycles(n=2000, cross=False):
+    """A permutation mask made of cycles of distinct prime lengths (2, 3, 5, … while they fit), fixed points after."""
+    perm, start = [], 0
+    lengths = []
+    for p in _primes(n):
+        if start + p > n:
+            break
+        perm += [start + (i + 1) % p for i in range(p)]
+        lengths.append(p)
+        start += p
+    perm += list(range(start, n))
+    mask = np.zeros((n, n), dtype=bool)
+    mask[np.arange(n), perm] = True
+    if cross:
+        mask[0, 2] = True  # an edge from the 2-cycle into the 3-cycle
+    return mask, lengths
+
+
+@pytest.fixture(scope="module")
+def sizes20(tmp_path_factory):
+    """Inputs that ask for more than fits: long rows, forged array shapes, deep stacks, prime cycles, a mask_mod."""
+    d = tmp_path_factory.mktemp("sizes20")
+    (d / "row.txt").write_text("1 " * 10 ** 6 + "\n")
+    (d / "row.csv").write_text(",".join(["1"] * 10 ** 6) + "\n")
+    (d / "rowtrue.txt").write_text(" ".join(["true"] * 10 ** 6) + "\n")  # the slow (per-token) reader
+    (d / "two_rows.txt").write_text(("1 " * 60_000 + "\n") * 2)  # (2, 60000): a KV cache of 59,998 keys
+    (d / "row.json").write_text(json.dumps({"mask": [[1] * 10 ** 6]}))
+    for name, shape in (("h50k.npy", (50000, 50000)), ("h31.npy", (2 ** 31, 2 ** 31))):
+        with open(d / name, "wb") as f:  # a header only: the shape is what counts
+            np.lib.format.write_array_header_1_0(f, {"descr": "|b1", "fortran_order": False, "shape": shape})
+    try:
+        import torch
+
+        one = torch.ones(1, dtype=torch.bool)
+        torch.save(one.expand(2 ** 31, 2 ** 31), d / "z31.pt")  # stride 0: a few bytes on disk
+        torch.save(one.expand(50000, 50000), d / "z50k.pt")
+        torch.save(one.expand(1, 50000, 50000), d / "z50k_heads.pt")
+        torch.save({"mask": one.expand(1, 1, 2 ** 40, 2 ** 20)}, d / "z40.pt")
+    except ImportError:  # without torch a .pt file is refused (the extra is named): still one line, exit 2
+        for name in ("z31.pt", "z50k.pt", "z50k_heads.pt", "z40.pt"):
+            (d / name).write_bytes(b"not a tensor")
+    stacks = {"stack_count": {"layers": [{"mask": "causal", "count": 10 ** 12}], "n": 4},
+              "stack_repeat": {"layers": [{"mask": "causal"}], "n": 4, "repeat": 10 ** 12},
+              "stack_both": {"layers": ["causal x1000000"], "n": 4, "repeat": 1000000},
+              "stack_wide": {"layers": ["causal x2"], "n": 50000}}
+    for name, data in stacks.items():
+        (d / f"{name}.json").write_text(json.dumps(data))
+    np.save(d / "primecycles2000.npy", _prime_cycles()[0])
+    np.save(d / "primecycles_crossed.npy", _prime_cycles(cross=True)[0])
+    (d / "heads.py").write_text("def m(b, h, q_idx, kv_idx):\n    return (q_idx >= kv_idx) | (h == 1)\n")
+    import contextlib
+    import io
+
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        for argv in (["analyze", "causal:n=3"], ["leak", "causal_lm:n=3"], ["prove-mask", "causal", "--claim", "dense"],
+                     ["analyze", "--stack", "causal x2", "--n", "3"], ["merge", "ar:n=3"]):
+            main(argv)  # the modules every row needs, imported once here rather than in each forked child
+    return d
+
+
+SIZES20 = [
+    # positions: every form passes the one limit (n x n x 4 bytes within 8.6 GB: at most 46,340 positions)
+    "analyze butterfly:n=30000", "leak butterfly:n=30000", "analyze butterfly:n=15448",  # 3n - 2 = 46,342
+    "flow butterfly:n=30000 --from 0 --to 1", "analyze bd3lm:n=23171,block=1", "analyze causal:n=46341",
+    "analyze document:lengths=1000000000+1", "leak packed:lengths=1000000000+1",
+    "analyze {d}/row.txt", "analyze {d}/row.csv", "analyze {d}/rowtrue.txt", "analyze {d}/two_rows.txt",
+    "analyze {d}/row.json",
+    "analyze {d}/z31.pt", "analyze {d}/z50k.pt", "analyze {d}/z50k_heads.pt", "analyze {d}/z40.pt",
+    "flow {d}/z50k.pt --from 0 --to 1",
+    # stacks and presets: counts times repeats expand to at most 10,000 layers, checked before any is built
+    "analyze --stack 'causal x1000000000' --n 4", "analyze --stack 'causal x99999999999999999999' --n 4",
+    f"analyze --stack 'causal x{SIZE_DIGITS}' --n 4", "analyze --stack causal:n=4 --repeat 1000000000000",
+    "analyze --stack 'causal x5000, bidirectional x5001' --n 4", "analyze --stack 'causal x100' --n 4 --repeat 101",
+    "leak causal_lm:n=4 --stack causal --repeat 1000000000000", "analyze --stack {d}/stack_count.json",
+    "analyze --stack {d}/stack_repeat.json", "analyze --stack {d}/stack_both.json",
+    "analyze --stack {d}/stack_wide.json", "analyze --stack 'causal x2' --n 50000",
+    "analyze gemma3:n=64,layers=100000000", "analyze gemma2:n=8,layers=1000000000000",
+    "analyze llama4:n=8 --repeat 1000000", "leak causal_lm:n=8 --stack gemma3:n=8,layers=100000000",
+    # counts of work: units, documents, the sizes of a search
+    "prove limit_is_preorder --n 3 --engine dask --units 1000000000000",
+    "audit --scenario packed --documents 999999999+1", "audit --documents 999999999+1",
+    f"audit --scenario packed --documents 3+{SIZE_DIGITS}",
+    "counterexample butterfly --n 100000", "counterexample causal_lm --n 1000000000000", "counterexample butterfly:n=100000",
+    f"counterexample butterfly:n={SIZE_DIGITS}",
+    # integers beyond 64 bits (a 5,000-digit one is past Python's int-str limit) in specs, ranges, options, shards
+    f"analyze causal:n={SIZE_DIGITS}", f"analyze causal:n={SIZE_400}", f"analyze sliding_window:n=8,w={SIZE_DIGITS}",
+    f"analyze document:lengths=2+{SIZE_DIGITS}", f"analyze gemma3:n=64,layers={SIZE_DIGITS}",
+    f"merge ar:n={SIZE_400}", f"leak causal_lm:n={SIZE_DIGITS}", f"analyze causal:n=4 --layers {SIZE_DIGITS}",
+    f"leak causal_lm:n=4 --heads {SIZE_DIGITS}", f"prove all --n 3 --shard 0/{SIZE_DIGITS}",
+    f"prove-mask sliding_window --claim dense --param-range w=1..{SIZE_DIGITS}",
+    "prove-mask sliding_window --claim dense --param-range w=1..99999999999999999999",
+    f"prove-mask sliding_window:w={SIZE_DIGITS} --claim dense",
+    f"equiv sliding_window sliding_window --param-range w=1..{SIZE_DIGITS}",
+    # prove-mask: walks, heads and spec values
+    "prove-mask sliding_window:w=4 --claim leak-free --task causal_lm --layers 1000000000 --timeout 20",
+    "prove-mask bad_butterfly_crossed --claim leak-free --layers 1000000000 --timeout 20",
+    "prove-mask bad_butterfly_crossed --claim leak-free --search-layers 1000000000 --timeout 20",
+    "prove-mask {d}/heads.py:m --claim dense --heads 1000000000 --timeout 20",
+    "prove-mask causal --claim dense --heads 0", "prove-mask causal --claim dense --heads -3",
+    "prove-mask {d}/heads.py:m --claim dense --heads 0", "prove-mask causal --claim dense --heads 1000000000",
+    "prove-mask sliding_window:w=abc --claim dense", "prove-mask sliding_window:w=four --claim leak-free --task "
+    "causal_lm", "equiv sliding_window:w=abc sliding_window",
+    # without the residual: a period too long to step through, on components joined by an edge
+    "analyze {d}/primecycles_crossed.npy --no-residual",
+]
+SIZES20_SUBPROCESS = ["gpu-check causal:n=2000", "gpu-check --stack 'causal x4' --n 1000 --device cpu"]
+
+
+def _bounded_main(argv, seconds=180.0, memory=4 << 30):
+    """``(exit code, stderr)`` of ``main(argv)`` run in a forked copy of this process; None past ``seconds``.
+
+    The child may use ``memory`` bytes more address space than the parent holds (so a size that
+    used to be allocated fails there, not on the machine); a traceback is caught and returned.
+    """
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code, err = -1, ""
+        try:
+            os.close(r)
+            import contextlib
+            import io
+            import traceback
+
+            with open("/proc/self/status") as f:
+                vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+            _resource.setrlimit(_resource.RLIMIT_AS, (vm + memory, vm + memory))
+            buf, out = io.StringIO(), io.StringIO()
+            with contextlib.redirect_stderr(buf), contextlib.redirect_stdout(out):
+                try:
+                    code = main(argv)
+                except SystemExit as exc:
+                    code = exc.code
+                except BaseException:  # noqa: BLE001 -- what a fix must prevent: report it
+                    traceback.print_exc(file=buf)
+            err = buf.getvalue()
+            os.write(w, json.dumps([code, err[-20000:]]).encode())
+        finally:
+            os._exit(0)
+    os.close(w)
+    chunks, end = [], time.monotonic() + seconds
+    try:
+        while True:
+            left = end - time.monotonic()
+            if left <= 0 or not _select.select([r], [], [], left)[0]:
+                os.kill(pid, signal.SIGKILL)
+                return None
+            chunk = os.read(r, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(r)
+        os.waitpid(pid, 0)
+    if not chunks:
+        return -9, "the child died (out of memory?)"
+    return tuple(json.loads(b"".join(chunks)))
+
+
+def _one_short_line(result, argv):
+    assert result is not None, f"{argv}: still running after the bound (a hang)"
+    code, err = result
+    assert code == 2 and "Traceback" not in err, f"{argv}: exit {code}: {err[-2000:]}"
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 1000, f"{argv}: {len(lines)} lines: {err[:1000]}"
+    return lines[0]
+
+
+@pytest.mark.parametrize("argv", SIZES20, ids=lambda a: a[:70])
+def test_issue20_sizes_counts_and_integers_exit_2_with_one_line(argv, sizes20):
+    args = _shlex.split(argv.replace("{d}", str(sizes20)))
+    line = _one_short_line(_bounded_main(args), argv)
+    if "--documents" in argv:  # it said "--n must be a positive integer, got None" without a packed scenario
+        assert "--documents" in line, line
+
+
+@pytest.mark.parametrize("argv", SIZES20_SUBPROCESS)
+def test_issue20_gpu_check_sizes_exit_2_with_one_line(argv, sizes20):
+    args = _shlex.split(argv.replace("{d}", str(sizes20)))
+    try:
+        done = subprocess.run([sys.executable, "-m", "hasse", *args], capture_output=True, text=True, timeout=300)
+        result = done.returncode, done.stderr
+    except subprocess.TimeoutExpired:
+        result = None
+    _one_short_line(result, argv)
+
+
+def test_issue20_every_array_form_meets_the_same_limit(sizes20, capsys):
+    """A stride-0 .pt tensor is refused in the words of the .npy of the same shape (it was analysed, or crashed)."""
+    said = {}
+    for name in ("h50k.npy", "z50k.pt", "h31.npy", "z31.pt"):
+        assert main(["analyze", str(sizes20 / name)]) == 2
+        said[name] = capsys.readouterr().err.replace(name, "FILE")
+    if "needs torch" not in said["z50k.pt"]:
+        assert said["z50k.pt"] == said["h50k.npy"] and said["z31.pt"] == said["h31.npy"]
+    assert "n = 50000 needs about 10.0 GB" in said["h50k.npy"]
+
+
+def test_issue20_the_limit_is_one_number_for_every_form(tmp_path):
+    """At the limit a mask of every form is accepted by the size check, one position more is refused (no matrix built)."""
+    from hasse.theory.errors import TooLargeError
+    from hasse.theory.limits import MAX_POSITIONS, MEMORY_BYTES, check_positions
+    from hasse.theory.mask_arrays import check_rank
+
+    assert MAX_POSITIONS ** 2 * 4 <= MEMORY_BYTES < (MAX_POSITIONS + 1) ** 2 * 4  # the reference: 4 bytes an entry
+    check_positions(MAX_POSITIONS)
+    check_rank((MAX_POSITIONS, MAX_POSITIONS))
+    for shape in ((MAX_POSITIONS + 1,) * 2, (1, 1, MAX_POSITIONS + 1, 3), (2 ** 40, 2 ** 40), (8, 30000, 30000)):
+        with pytest.raises(TooLargeError):
+            check_rank(shape)
+    with pytest.raises(TooLargeError, match="about 10\\^"):  # a huge n is named, not converted to a float
+        check_positions(10 ** 400)
+
+
+def test_issue20_a_stack_deeper_than_it_may_be_built_is_answered_by_layers(capsys):
+    """The decision: a stack is built layer by layer (at most 10,000), but R(L) of its repeated pattern at any depth
+    is computed: --layers 10^12 of 'causal:n=4' equals the limit, found here by plain products to convergence."""
+    from hasse.theory.stack import reach_reference
+
+    assert main(["analyze", "--stack", "sliding_window:n=6,w=2", "--layers", HUGE, "--json"]) == 0
+    got = np.array(json.loads(capsys.readouterr().out)["reachability"], dtype=bool)
+    window = np.tril(np.ones((6, 6), dtype=bool)) & ~np.tril(np.ones((6, 6), dtype=bool), -2)
+    assert np.array_equal(got, reach_reference([window], 6))  # converged by n layers: the same at 10^12
+    assert main(["analyze", "--stack", "causal x10000", "--n", "4"]) == 0  # the limit itself is allowed
+    capsys.readouterr()
+
+
+def test_issue20_the_no_residual_period_of_prime_cycles_is_computed_at_once(sizes20):
+    """analyze primecycles2000.npy --no-residual: cycles of distinct primes; period = lcm of the cycle lengths
+    (from the permutation, by a plain walk), pre-period 0 (a permutation's powers come back to I)."""
+    _, lengths = _prime_cycles()
+    mask = np.load(sizes20 / "primecycles2000.npy")
+    perm = mask.argmax(axis=1)
+    walked = set()
+    for start in range(len(perm)):
+        q, k = perm[start], 1
+        while q != start:
+            q, k = perm[q], k + 1
+        walked.add(k)
+    assert sorted(walked - {1}) == lengths
+    result = _bounded_main(["analyze", str(sizes20 / "primecycles2000.npy"), "--no-residual", "--json"])
+    assert result is not None, "still running after the bound"
+    code, err = result
+    assert code == 0, err
+
+
+def test_issue20_the_power_cycle_matches_plain_powers():
+    """Pre-period and period against the first repeat among plain numpy powers (random masks, disjoint cycles)."""
+    from hasse.theory.reach import power_cycle
+
+    def reference(m):
+        seen, p, t = {}, np.eye(len(m), dtype=bool), 0
+        while p.tobytes() not in seen:
+            seen[p.tobytes()] = t
+            p, t = (m.astype(np.int64) @ p.astype(np.int64)) > 0, t + 1
+        return seen[p.tobytes()], t - seen[p.tobytes()]
+
+    rng = np.random.default_rng(20)
+    masks = [rng.random((n, n)) < rng.uniform(0.05, 0.5) for n in rng.integers(1, 9, 150)]
+    for n in (5, 9, 12):  # disjoint cycles and a tail into them: the block-by-block path and the joined one
+        m = np.zeros((n, n), dtype=bool)
+        cut = sorted(rng.choice(np.arange(1, n), 2, replace=False))
+        for a, b in zip([0, *cut], [*cut, n]):
+            m[np.arange(a, b), np.roll(np.arange(a, b), 1)] = True
+        masks += [m, m | np.eye(n, k=-1, dtype=bool) * (rng.random((n, n)) < 0.3)]
+    for m in masks:
+        cycle = power_cycle(m)
+        assert (cycle.preperiod, cycle.period) == reference(m), m.astype(int)
+
+
+def test_issue20_every_integer_option_has_the_one_parser_type():
+    """Every integer option of every subcommand is parsers.integer: 64-bit text, and its lower bound checked."""
+    import argparse
+
+    from hasse.parsers import check_integers
+    from hasse.theory.errors import InputError
+    from tests.cli_parsers import commands
+
+    seen = 0
+    for name, parser in commands().items():
+        for action in parser._actions:
+            assert action.type is not int, f"hasse {name} {action.option_strings}: type=int (use parsers.integer)"
+            if getattr(action.type, "__name__", "") != "integer":
+                continue
+            seen += 1
+            assert action.type.flag in action.option_strings
+            for text in ("abc", "1.5", SIZE_DIGITS, "9223372036854775808", ""):
+                with pytest.raises(argparse.ArgumentTypeError):
+                    action.type(text)
+            assert action.type("7") == 7
+            low = action.type.low
+            if low is not None:
+                bad = argparse.Namespace(**{action.dest: low - 1})
+                with pytest.raises(InputError, match=_re.escape(action.type.flag)):
+                    check_integers(parser, bad)
+    assert seen >= 30
