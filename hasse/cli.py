@@ -165,6 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     except UserCodeTimeout as exc:  # user code stopped at its time limit: no answer, not bad input (design §10)
         print(f"hasse: unknown: {exc}", file=sys.stderr)
         return EXIT_INCONCLUSIVE
+    except TimeoutError as exc:  # the kit's own work stopped at --timeout (theory.deadline): no answer
+        print(f"hasse: unknown: {exc} (--timeout); nothing was decided", file=sys.stderr)
+        return EXIT_INCONCLUSIVE
     except InputError as exc:
         print(f"hasse: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -70,7 +70,7 @@ def register(sub) -> None:
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
-    add_code_timeout_argument(p)
+    add_code_timeout_argument(p, "building the family and the merge (no limit by default)")
     p.set_defaults(run=ascii_aware(run_merge))
 
     c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
@@ -80,7 +80,7 @@ def register(sub) -> None:
                    help="the inference tasks: a built-in family or a family .json file")
     c.add_argument("--trust-code", action="store_true",
                    help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
-    add_code_timeout_argument(c)
+    add_code_timeout_argument(c, "reading the tasks and the check (no limit by default)")
     add_json_arguments(c)
     c.set_defaults(run=ascii_aware(run_consistent))
 
@@ -111,8 +111,11 @@ def run_merge(args) -> int:
     from hasse.theory.sparse import sparse_realisation
     from hasse.theory.task_io import load_family, task_to_dict
 
-    tasks = load_family(args.family, **_trusted(args))
-    merged = family_to_merged_task(tasks, name=f"merge({args.family})")
+    from hasse.theory.deadline import deadline
+
+    with deadline(args.timeout):  # --timeout bounds the family's build and the merge too (design §10)
+        tasks = load_family(args.family, **_trusted(args))
+        merged = family_to_merged_task(tasks, name=f"merge({args.family})")
     t = merged.task
     formulas = _formulas(args.family, tasks)
     measured = {"positions": t.size, "edges": int(t.mask.sum()),
@@ -232,9 +235,12 @@ def run_consistent(args) -> int:
     from hasse.theory.consistency import check_consistency
     from hasse.theory.task_io import load_family, load_task
 
-    train = load_task(args.train, **_trusted(args))
-    inference = load_family(args.inference, **_trusted(args))
-    report = check_consistency(train, inference)
+    from hasse.theory.deadline import deadline
+
+    with deadline(args.timeout):  # --timeout bounds the kit's own work too (design §10)
+        train = load_task(args.train, **_trusted(args))
+        inference = load_family(args.inference, **_trusted(args))
+        report = check_consistency(train, inference)
     if args.json or args.out:
         printed = emit_json(args, {**json_header("consistent", args.train, spec_of(args.train, "task")),
                     "inference_spec": spec_of(args.inference, "family"),

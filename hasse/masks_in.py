@@ -34,13 +34,17 @@ def add_range_arguments(p) -> None:
     add_code_timeout_argument(p)
 
 
-def add_code_timeout_argument(p) -> None:
-    """``--timeout S``: how long user code (a mask_mod, a factory) may run (theory.user_code; default 60 s)."""
+def add_code_timeout_argument(p, work: str | None = None) -> None:
+    """``--timeout S``: how long user code (a mask_mod, a factory) may run (theory.user_code; default 60 s).
+
+    ``work``: the command's own work that the same limit bounds when it is given (e.g. "the merge").
+    """
     from hasse.theory.user_code import DEFAULT_SECONDS
 
+    also = f"; given, it also bounds {work}" if work else ""
     p.add_argument("--timeout", type=float, metavar="S",
                    help=f"seconds a file.py:mask_mod (its import, factory call and evaluation) may run before it is "
-                        f"stopped: unknown, exit 3 (default {DEFAULT_SECONDS:g})")
+                        f"stopped: unknown, exit 3 (default {DEFAULT_SECONDS:g}){also}")
 
 
 def add_convention_argument(p) -> None:

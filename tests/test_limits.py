@@ -1201,3 +1201,19 @@ def test_issue20_every_integer_option_has_the_one_parser_type():
                 with pytest.raises(InputError, match=_re.escape(action.type.flag)):
                     check_integers(parser, bad)
     assert seen >= 30
+
+
+# --- issue 20, item 5: --timeout bounds the kit's own work in merge and consistent -------------
+# (infill:n=2000 passes the family's memory estimate but its merge runs for hours; each case
+# below runs for more than a minute here without the limit, so a faster machine still hits it)
+
+@pytest.mark.parametrize("argv", [
+    ["merge", "infill:n=2000", "--timeout", "1"],  # hours without the limit
+    ["consistent", "block_two_stream:n=2000,block=2", "--inference", "block:n=2000,block=2", "--timeout", "1"],  # > 60 s
+])
+def test_issue20_timeout_bounds_the_merge_itself(argv):
+    proc = subprocess.run([sys.executable, "-m", "hasse", *argv], capture_output=True, text=True, timeout=300)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 3, proc.stderr[-1000:]
+    assert len(lines) == 1 and lines[0].startswith("hasse: unknown:") and "--timeout" in lines[0], lines
+    assert proc.stdout == ""

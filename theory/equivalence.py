@@ -23,6 +23,7 @@ from typing import Sequence
 
 from networkx.algorithms.isomorphism import DiGraphMatcher
 
+from hasse.theory.deadline import tick
 from hasse.theory.labelled import LabelledHasse
 
 
@@ -90,6 +91,7 @@ def group_nodes(diagrams: Sequence[LabelledHasse], table: SignatureTable | None 
     exact = 0
     for i, h in enumerate(diagrams):
         row = []
+        tick()
         for c in range(h.size):
             s = sigs[i][c]
             found = None

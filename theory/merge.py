@@ -36,6 +36,7 @@ from typing import Sequence
 import numpy as np
 
 from hasse.theory.bitset import unpack_rows
+from hasse.theory.deadline import tick
 from hasse.theory.equivalence import Grouping, group_nodes
 from hasse.theory.errors import InputError
 from hasse.theory.labelled import LabelledHasse, nodes_of_positions, task_to_hasse
@@ -147,6 +148,7 @@ def _greedy_embedding(diagrams: Sequence[LabelledHasse], grouping: Grouping):
         images: list[int] = []
         up = _up_sets(h)
         for c in range(h.size):
+            tick()
             covers = frozenset(images[d] for d in h.lower[c])
             key = (grouping.group[i][c], covers)
             taken = {images[d] for d in range(c) if up[d] & up[c]}  # images within a common down-set

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from hasse.theory.deadline import tick
 from hasse.theory.errors import InputError
 from hasse.theory.mask import as_mask
 
@@ -153,6 +154,8 @@ def make_task(
 ) -> Task:
     """Validate the parts of a task and build it; every problem is an :class:`InputError`.
 
+    Calls :func:`theory.deadline.tick` (families build many tasks: ``--timeout`` bounds them).
+
     >>> t = make_task(2, [("x0", 0), ("[MASK]", 1)], [None, 1], [[1, 0], [1, 1]])
     >>> t.supervised, t.all_sources()
     ((1,), (frozenset({0}), frozenset()))
@@ -161,6 +164,7 @@ def make_task(
     ...
     hasse.theory.errors.InputError: label 5 of position 0 is out of range: the sample has tokens 0…1
     """
+    tick()
     if isinstance(tokens, bool) or not isinstance(tokens, (int, np.integer)) or tokens <= 0:
         raise InputError(f"'tokens' must be a positive integer (the sample size n), got {tokens!r}", source)
     if tokens > MAX_TOKENS:
