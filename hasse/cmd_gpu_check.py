@@ -14,7 +14,8 @@ from __future__ import annotations
 import math
 
 from hasse.gpu_check.torch_extra import require_torch
-from hasse.masks_in import add_code_timeout_argument, add_convention_argument, add_stack_arguments
+from hasse.masks_in import (add_code_timeout_argument, add_convention_argument, add_heads_batch_arguments,
+                            add_stack_arguments)
 from hasse.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.parsers import add_command, integer
 from hasse.tables import capped_rows, cut_items
@@ -118,12 +119,7 @@ def register(sub) -> None:
     p.add_argument("--seeds", type=integer("--seeds", 1), default=3, metavar="S",
                    help="seeds (weights, inputs, probes); a reachable pair is missing only if zero in all (default 3)")
     p.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod (with --stack: of its layers)")
-    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
-                   help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
-                        "split a (B*H, Q, K) array")
-    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
-                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
-                        "fails); a 4-D array's batch rows are always each checked")
+    add_heads_batch_arguments(p, "fails")
     add_stack_arguments(p)
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from hasse.masks_in import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
-                            add_query_arguments, add_range_arguments, add_stack_arguments)
+                            add_heads_batch_arguments, add_query_arguments, add_range_arguments,
+                            add_stack_arguments)
 from hasse.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.parsers import add_command, integer
 from hasse.tables import capped_table
@@ -112,12 +113,7 @@ def register(sub) -> None:
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
     add_convention_argument(p)
-    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
-                   help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
-                        "split a (B*H, Q, K) array")
-    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
-                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own (exit 1 if any "
-                        "leaks); a 4-D array's batch rows are always each checked")
+    add_heads_batch_arguments(p, "leaks")
     add_stack_arguments(p)
     add_code_timeout_argument(p)
     p.set_defaults(run=ascii_aware(run_leak))

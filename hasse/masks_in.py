@@ -21,12 +21,19 @@ from hasse.theory.user_code import ARGUMENT
 OPTIONS = {"h": "--heads H", "b": "--batch B"}
 
 
+def add_heads_batch_arguments(p, fails: str | None = None) -> None:
+    """``--heads H`` and ``--batch B`` of a MASK; ``fails``: what a batch row does to exit 1 ("leaks")."""
+    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
+                   help="a MASK's heads: evaluate a file.py:mask_mod for h = 0..H-1 (the layer is their union), or "
+                        "split a (B*H, Q, K) array")
+    exit_1 = f" (exit 1 if any {fails}); a 4-D array's batch rows are always each checked" if fails else ""
+    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
+                   help=f"evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own{exit_1}")
+
+
 def add_range_arguments(p) -> None:
     """``--heads H``, ``--batch B``, ``--queries`` and ``--kv-len K`` for a command that takes a MASK."""
-    p.add_argument("--heads", type=integer("--heads", 1), metavar="H",
-                   help="evaluate a file.py:mask_mod for heads h = 0..H-1; the layer's mask is their union")
-    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
-                   help="evaluate a file.py:mask_mod for batch rows b = 0..B-1, each checked on its own")
+    add_heads_batch_arguments(p)
     add_query_arguments(p)
     add_convention_argument(p)
     p.add_argument("--trust-code", action="store_true",
