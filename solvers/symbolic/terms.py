@@ -29,8 +29,21 @@ from typing import Any, Callable
 import z3
 
 
+_RUNNING: list = []  # the tracer of each program running now, innermost last (trace.trace pushes it for one run)
+
+
 class Untraceable(Exception):
-    """An operation the symbolic tracer does not model (the message names it)."""
+    """An operation the symbolic tracer does not model (the message names it).
+
+    Every instance made while a program runs is recorded on its tracer (``Tracer.raised``):
+    a program that returns after one was raised caught it (a ``try``/``except`` around
+    traced code), and :func:`~solvers.symbolic.trace.trace` refuses it.
+    """
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        if _RUNNING:
+            _RUNNING[-1].raised.append(self)
 
 
 MAX_DECISIONS = 64  # branch decisions on symbolic values within one run of a program (one path)
@@ -44,6 +57,8 @@ class Tracer:
         self.choices: list[bool] = []  # forced decisions for this run, in order
         self.taken: list[tuple[z3.BoolRef, bool]] = []  # (condition, decision) of this run
         self.obligations: list[tuple[z3.BoolRef, str]] = []  # (must hold under the path, why)
+        self.raised: list = []  # every Untraceable made while this run's program ran (see Untraceable)
+        self.where: Callable[[], str] | None = None  # "file.py:LINE" of the user's line running now (set by trace)
         self._solver = z3.Solver()
         self._solver.add(*self.assumptions)
 
@@ -52,6 +67,9 @@ class Tracer:
 
     def decide(self, cond: z3.BoolRef) -> bool:
         """The branch this run takes on ``cond``: forced by ``choices``, else the first feasible one."""
+        from hasse.theory.deadline import tick
+
+        tick()  # a given --timeout bounds tracing too (a loop over a symbolic value decides once per turn)
         cond = z3.simplify(cond)
         if z3.is_true(cond):
             return True
@@ -86,6 +104,10 @@ class Tracer:
         return ok
 
     def oblige(self, cond: z3.BoolRef, why: str) -> None:
+        """Record that ``cond`` must hold on this path; ``why`` gets the user's line ("masks.py:7: the divisor is 0")."""
+        where = self.where() if self.where is not None else ""
+        if where and not why.startswith(where):
+            why = f"{where}: {why}"
         self.obligations.append((z3.Implies(self.path_condition(), cond), why))
 
 
