@@ -9,9 +9,10 @@
 - ``conditions`` — side conditions of every statement about it (``n ≥ 1``, ``l | n``), the
   ones the program's own parameter checks demand plus those a caller adds;
 - :meth:`allowed` — ``M[q, k]`` for any two position terms, by substituting them into the
-  traced formula; :meth:`facts` — what must accompany a query: the obligations the
-  program raised (a divisor never 0, a lookup in range) and the axioms of its index
-  tensors, instantiated on the lookups the query made.
+  traced formula; :meth:`facts` — what must accompany a query: the axioms of its index
+  tensors, instantiated on the lookups the query made; ``obligations`` — what the program
+  needs to run (a divisor never 0, a lookup in range): checked by every claim first, a
+  failure refutes it, never a hypothesis.
 
 It is built by :func:`from_rule` (a rule ``rule(q, k)``, e.g. a catalogue factory's
 output called with symbolic parameters) or :func:`from_mask_mod` (``mask_mod(b, h, q_idx,
@@ -65,12 +66,14 @@ class SymbolicMask:
         return z3.And([z3.And(_term(p) >= 0, _term(p) < self.size) for p in positions])
 
     def facts(self, pairs: Sequence[tuple]) -> list:
-        """Obligations and index axioms for a query that reads ``M`` at ``pairs`` of position terms."""
+        """The index axioms for a query that reads ``M`` at ``pairs`` of position terms.
+
+        Never the obligations: a divisor that may be 0 or a lookup out of range is a failure
+        of the program (the claims check them first: :func:`solvers.symbolic.claims.check_obligations`),
+        not a hypothesis that drops the pairs where it fails. The axioms are properties of
+        the declared index tensors, true of every tensor a statement ranges over.
+        """
         out = []
-        for q, k in pairs:
-            q, k = _term(q), _term(k)
-            for ob, _why in self.obligations:
-                out.append(z3.substitute(ob, (self.q, q), (self.k, k)))
         lookups = []
         for index in self.indexes:
             for q, k in pairs:
@@ -121,28 +124,89 @@ def _term(x):
 def describe_conditions(n: z3.ArithRef, params: dict, conditions: list) -> str:
     """``"for all n ≥ 1 and all l ≥ 1 with l | n"``: the side conditions in words (Z3's text where unusual).
 
-    >>> n, l = z3.Ints("n l")
+    The bounds of one symbol are merged (the largest lower, the smallest upper bound:
+    ``1 <= n <= 2^31``); a power of two from 2^16 on reads ``2^k``.
+
+    >>> n, l, b = z3.Ints("n l b")
     >>> describe_conditions(n, {"l": l}, [n >= 1, l >= 1, n % l == 0])
     'for all n >= 1 and all l >= 1 with l | n'
+    >>> describe_conditions(n, {"l": l, "b": b}, [n >= 1, n <= 2**31, l >= 1, l >= -2**31, l <= 2**31,
+    ...                                            n % l == 0, b >= 0, b < 2])
+    'for all 1 <= n <= 2^31 and all 1 <= l <= 2^31 and all 0 <= b < 2 with l | n'
     """
     lows: dict[str, int] = {}  # the largest lower bound of each symbol (--param-range raises the program's)
+    highs: dict[str, tuple[int, bool]] = {}  # the smallest upper bound (inclusive), and whether it was written "<"
     rest = []
     for c in conditions:
+        bound = _bound(c)
+        if bound is not None:
+            name, low, high, strict = bound
+            if low is not None:
+                lows[name] = max(lows.get(name, low), low)
+            if high is not None and (name not in highs or high < highs[name][0]):
+                highs[name] = (high, strict)
+            continue
         c = z3.simplify(c) if not _is_divides(c) else c
+        if z3.is_true(c):  # a condition that holds anyway (8 >= 1 at a fixed n) says nothing
+            continue
         text = str(c)
         if _is_divides(c):
             a, b = c.arg(0).arg(0), c.arg(0).arg(1)
-            rest.append(f"{b} | {a}")
-        elif z3.is_ge(c) and z3.is_const(c.arg(0)) and z3.is_int_value(c.arg(1)):
-            lows[str(c.arg(0))] = max(lows.get(str(c.arg(0)), c.arg(1).as_long()), c.arg(1).as_long())
-        elif z3.is_le(c) and z3.is_int_value(c.arg(0)) and z3.is_const(c.arg(1)):
-            lows[str(c.arg(1))] = max(lows.get(str(c.arg(1)), c.arg(0).as_long()), c.arg(0).as_long())
-        elif text not in rest:
+            text = f"{b} | {a}"
+        if text not in rest:
             rest.append(text)
     names = list(dict.fromkeys([str(n)] + [str(v) for v in params.values() if str(v) != str(n)]))  # Z3 names: key block, symbol l
-    bounds = {x: f"{x} >= {low}" for x, low in lows.items()}
-    head = "for all " + " and all ".join(bounds.get(x, x) for x in names)
-    return head + (f" with {', '.join(rest)}" if rest else "")
+    for x in list(lows) + list(highs):  # a bound on a symbol the statement does not name is still stated
+        if x not in names:
+            rest.extend(_range_text(x, lows.get(x), highs.get(x)).split(" and "))
+    head = "for all " + " and all ".join(_range_text(x, lows.get(x), highs.get(x)) for x in names)
+    return head + (f" with {', '.join(dict.fromkeys(rest))}" if rest else "")
+
+
+def _bound(c):
+    """``(symbol, low, high, strict)`` when ``c`` bounds one symbol by a number (``n >= 1``, ``b < 2``, ``Not(n > 5)``)."""
+    negate = False
+    while z3.is_not(c):
+        negate, c = not negate, c.arg(0)
+    if not (z3.is_le(c) or z3.is_lt(c) or z3.is_ge(c) or z3.is_gt(c)):
+        return None
+    a, b = c.arg(0), c.arg(1)
+    op = {z3.Z3_OP_LE: "<=", z3.Z3_OP_LT: "<", z3.Z3_OP_GE: ">=", z3.Z3_OP_GT: ">"}[c.decl().kind()]
+    if z3.is_int_value(a) and z3.is_const(b) and not z3.is_int_value(b):  # 3 <= x  is  x >= 3
+        a, b, op = b, a, {"<=": ">=", "<": ">", ">=": "<=", ">": "<"}[op]
+    if not (z3.is_const(a) and not z3.is_int_value(a) and a.sort() == z3.IntSort() and z3.is_int_value(b)):
+        return None
+    if negate:
+        op = {"<=": ">", "<": ">=", ">=": "<", ">": "<="}[op]
+    v = b.as_long()
+    name = str(a)
+    if op == ">=":
+        return name, v, None, False
+    if op == ">":
+        return name, v + 1, None, False
+    if op == "<=":
+        return name, None, v, False
+    return name, None, v - 1, True
+
+
+def _range_text(x: str, low: int | None, high: tuple[int, bool] | None) -> str:
+    if high is None:
+        return x if low is None else f"{x} >= {_number(low)}"
+    top, strict = high
+    upper = f"{x} < {_number(top + 1)}" if strict else f"{x} <= {_number(top)}"
+    if low is None:
+        return upper
+    if low == top:
+        return f"{x} = {_number(low)}"
+    return f"{_number(low)} <= {upper}"
+
+
+def _number(v: int) -> str:
+    """``2^31`` for a power of two from 2^16 on (``-2^31``), else the digits."""
+    a = abs(v)
+    if a >= 2 ** 16 and a & (a - 1) == 0:
+        return ("-" if v < 0 else "") + f"2^{a.bit_length() - 1}"
+    return str(v)
 
 
 def _is_divides(c) -> bool:
