@@ -481,10 +481,11 @@ def counterexample_lines(cx) -> list[str]:
         head.append(f"n = {cx['n']}")
     for name, value in (cx.get("params") or {}).items():
         head.append(f"{name} = {value}")
-    lines.append("  smallest counterexample: " + (", ".join(head) if head else "(no size)"))
+    title = "counterexample (an n; smaller may exist)" if cx.get("smallest") is False else "smallest counterexample"
+    lines.append(f"  {title}: " + (", ".join(head) if head else "(no size)"))
     names = cx.get("names") if isinstance(cx.get("names"), dict) else {}
     for key, value in cx.items():
-        if key in ("n", "params", "names"):
+        if key in ("n", "params", "names", "smallest"):
             continue
         text = value if isinstance(value, str) else json.dumps(value, default=str)
         if names and key == "path" and isinstance(value, list):

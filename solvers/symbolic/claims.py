@@ -1,8 +1,14 @@
 """Claims about a symbolic mask or task for every sample length ``n``, each proved or refuted in Z3.
 
-Every claim is checked by negation: the hypotheses (the side conditions of the mask and
-task, the positions inside ``0 … size − 1``, the facts of every place the mask is read)
-and the *negated* claim go to one solver. ``unsat`` → **proved** for every ``n`` (and
+Every claim first checks that each program it reads (the mask, the second mask of an
+equivalence, the invariant) can run on the whole domain (:func:`check_obligations`): a
+divisor that can be 0, a lookup out of range, … at some ``(n, params, q, k)`` is a failure
+of the program there — the claim about the mask is **refuted** at the smallest such ``n``
+("the program fails: …"), an invariant that fails proves nothing (**unknown**) — never a
+hypothesis that drops those pairs. Then the claim is checked by negation: the hypotheses
+(the side conditions of the mask and task, the positions inside ``0 … size − 1``, the
+axioms of the index tensors at every place the mask is read) and the *negated* claim go
+to one solver. ``unsat`` → **proved** for every ``n`` (and
 every value of the symbolic parameters) satisfying the side conditions; ``sat`` →
 **refuted**; ``unknown`` / timeout → **unknown**, never "proved".
 
@@ -222,6 +228,178 @@ def smallest_model(constraints: list, n: z3.ArithRef, params: dict, timeout: flo
     return model, note
 
 
+# ---------------------------------------------------------------- obligations: what the program needs to run
+
+
+@dataclass
+class Failure:
+    """Where a program cannot run (an obligation fails there), or why that was not decided."""
+
+    verdict: str  # REFUTED: it fails at the counterexample; UNKNOWN: an obligation was not decided
+    reason: str
+    counterexample: dict | None = None  # {"n", "params", "pair": [q, k], "failure": why, "program": name}
+    recheck: str | None = None
+
+    def as_verdict(self, claim: str, statement: str, start: float) -> SymbolicVerdict:
+        return SymbolicVerdict(claim, self.verdict, statement, time.perf_counter() - start, self.counterexample,
+                               self.recheck, self.reason)
+
+
+def check_obligations(mask: SymbolicMask, conds: list, timeout: float | None = DEFAULT_TIMEOUT,
+                      params: dict | None = None) -> Failure | None:
+    """None when every obligation of ``mask`` holds on the whole domain; else the failure with the smallest n.
+
+    An obligation (``Tracer.oblige``: a divisor never 0, a Python int that fits int64, a
+    lookup inside its tensor, a shift count) is what the program needs to run; where it
+    fails, torch raises. The domain is ``conds`` (the claim's side conditions, with the
+    ranges of b and h where they are parameters) and every pair ``(q, k)`` of positions
+    inside ``0 … size − 1``. ``sat`` → :data:`REFUTED` at the smallest ``n`` (then the
+    parameters in name order, then ``q``, then ``k``): "the program fails: <why> at n = N,
+    pair (q, k)", re-checked by running the program there (:func:`_recheck_failure`);
+    ``unknown`` → :data:`UNKNOWN` naming the obligation; ``unsat`` → None: the obligations
+    are theorems on the domain, and no query needs them as hypotheses.
+    ``params`` (default the mask's) are the symbols the counterexample reports.
+
+    >>> n = z3.Int("n")
+    >>> m = SymbolicMask("m", n, n, {}, z3.BoolVal(True), conditions=[n >= 1])
+    >>> m.obligations = [(z3.Int("k0") != 3, "m.py:2: the divisor is 0")]
+    >>> f = check_obligations(m, m.conditions)
+    >>> f.verdict, f.counterexample["n"], f.counterexample["pair"]
+    ('refuted', 4, [0, 3])
+    >>> m.obligations = [(z3.Int("k0") < n, "inside")]
+    >>> check_obligations(m, m.conditions) is None
+    True
+    """
+    if not mask.obligations:
+        return None
+    params = _params_of(mask) if params is None else params
+    q, k = z3.Ints("q_fails k_fails")
+    base = list(conds) + [mask.inside(q, k)] + mask.facts([(q, k)])
+    fails = [z3.Not(z3.substitute(ob, (mask.q, q), (mask.k, k))) for ob, _why in mask.obligations]
+    query = base + [z3.Or(fails)]
+    status, model, reason, _ = _solve(query, timeout)
+    if status == UNSAT:
+        return None
+    if status != SAT:  # one at a time: a smaller query may be decided, and an undecided one is named
+        for (_ob, why), fail in zip(mask.obligations, fails):
+            status, model, reason, _ = _solve(base + [fail], timeout)
+            if status == SAT:
+                query = base + [fail]
+                break
+            if status != UNSAT:
+                return Failure(UNKNOWN, f"{mask.name}: whether the program can run is not decided ({why}: "
+                                        f"the solver said {reason or status})")
+        else:
+            return None
+    model, note = smallest_model(query, mask.n, params, timeout, model)
+    n = _value(model, mask.n)
+    values = {p: _value(model, t) for p, t in sorted(params.items())}
+    fixed = query + [mask.n == n] + [t == values[p] for p, t in params.items()]
+    model, pair_note = smallest_model(fixed, q, {"k": k}, timeout, model)  # the first pair in row order
+    pq, pk = _value(model, q), _value(model, k)
+    why = next((w for (_ob, w), fail in zip(mask.obligations, fails)
+                if z3.is_true(model.eval(fail, model_completion=True))), mask.obligations[0][1])
+    cx = {"n": n, "params": values, "pair": [pq, pk], "failure": why, "program": mask.name}
+    reason = f"the program fails: {why} at n = {n}{_ptext(values)}, pair ({pq}, {pk}) (torch raises there)" + \
+        _uncertain(cx, note or pair_note)
+    return Failure(REFUTED, reason, cx, _recheck_failure(mask, cx))
+
+
+def _recheck_failure(mask: SymbolicMask, cx: dict) -> str:
+    """Run the user's program at the failing pair (``SymbolicMask.program``): it must raise there."""
+    program = getattr(mask, "program", None)
+    if program is None:
+        return "not re-checked: no program to run (a failure is a property of the program, not of its formula)"
+    n, params, (q, k) = cx["n"], cx["params"], cx["pair"]
+    try:
+        program.sample(n, params, [q], [k])
+    except Exception as exc:  # the program raising is the expected outcome here
+        text = " ".join(str(exc).split())[:200]
+        return f"confirmed: the program raises at n = {n}{_ptext(params)}, pair ({q}, {k}) " \
+               f"({type(exc).__name__}{': ' + text if text else ''})"
+    return f"DISAGREES: the obligation {cx['failure']!r} fails at n = {n}{_ptext(params)}, pair ({q}, {k}), " \
+           "but the program runs there without raising"
+
+
+def _check_domain(*masks: SymbolicMask) -> None:
+    """Refuse a side condition on a position (``require_positive(name, q_idx)``): it would shrink the pairs.
+
+    The side conditions bound ``n`` and the parameters; a check the program makes on ``q``,
+    ``kv``, ``b`` or ``h`` (a symbolic parameter excepted) cannot run on index tensors in
+    torch, and as a side condition it would drop the positions it rules out from the claim.
+    """
+    for mask in masks:
+        placeholders = {str(mask.q), str(mask.k), "b0", "h0"} - {str(t) for t in mask.params.values()}
+        for c in mask.conditions:
+            names = {str(x) for x in _constants(c)}
+            if names & placeholders:
+                raise InputError(f"{mask.name}: the program checks a position ({z3.simplify(c)}); torch cannot run "
+                                 "that check on index tensors, and as a side condition it would drop the positions "
+                                 "it rules out from the claim")
+
+
+def _constants(expr) -> set:
+    out, todo, seen = set(), [expr], set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo.extend(e.children())
+    return out
+
+
+def _uncertain(cx: dict, note: str) -> str:
+    """"" when the minimisation finished; else the label for the reason, and ``cx["smallest"] = False``."""
+    if not note:
+        return ""
+    cx["smallest"] = False
+    return f" (an n; smaller may exist: {note})"
+
+
+def _failing(claim: str, statement: str, start: float, timeout, checks) -> SymbolicVerdict | None:
+    """The first program among ``checks`` (``(mask, conds, params)``) that fails or is undecided, as the verdict."""
+    for mask, conds, params in checks:
+        _check_domain(mask)
+        failure = check_obligations(mask, conds, timeout, params)
+        if failure is not None:
+            return failure.as_verdict(claim, statement, start)
+    return None
+
+
+def _invariant_fails(inv: SymbolicMask, conds: list, timeout, params: dict) -> str:
+    """"" when the invariant's program runs on the whole domain; else why it proves nothing (an unknown's reason)."""
+    _check_domain(inv)
+    failure = check_obligations(inv, conds, timeout, params)
+    if failure is None:
+        return ""
+    if failure.verdict == REFUTED:
+        return f"invariant {inv.name}: (0) fails: the invariant's program cannot run everywhere ({failure.reason}); " \
+               "an invariant that fails proves nothing"
+    return f"invariant {inv.name}: (0) {failure.reason}"
+
+
+def _invariant_domain(inv: SymbolicMask, conds: list, timeout) -> str:
+    """"" when the invariant's side conditions hold wherever the claim's do; else why the invariant proves nothing.
+
+    An invariant must not narrow the claim: its own conditions (a program check such as
+    ``require_positive``) are not added to the statement, they must follow from it.
+    """
+    own = [c for c in inv.conditions if not any(str(c) == str(x) for x in conds)]
+    if not own:
+        return ""
+    status, model, reason, _ = _solve(list(conds) + [z3.Not(z3.And(own))], timeout)
+    if status == UNSAT:
+        return ""
+    if status == SAT:
+        n = _value(model, inv.n)
+        return f"invariant {inv.name}: (0) fails: its side conditions exclude values the claim is about (e.g. " \
+               f"n = {n}); an invariant that fails proves nothing"
+    return f"invariant {inv.name}: (0) its side conditions against the claim's: the solver said {reason or status}"
+
+
 # ---------------------------------------------------------------- claims on a mask
 
 
@@ -244,6 +422,9 @@ def prove_dense(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT, 
     a, b, c = _positions("a", 3)
     conds = _conditions_of(mask, extra=assume)
     statement = _statement(mask, mask.params, conds, "M or I is transitive")
+    failed = _failing("dense", statement, start, timeout, [(mask, conds, mask.params)])
+    if failed is not None:
+        return failed
     query = conds + [mask.inside(a, b, c)] + mask.facts([(c, b), (b, a), (c, a)]) + \
         [mask.attends(c, b), mask.attends(b, a), z3.Not(mask.attends(c, a))]
     status, model, reason, _ = _solve(query, timeout)
@@ -262,7 +443,7 @@ def prove_dense(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT, 
     recheck = _concrete_dense(mask, n, params, (pa, pb, pc))
     return SymbolicVerdict("dense", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                            f"at n = {n}{_ptext(params)}: {pc} attends {pb}, {pb} attends {pa}, "
-                           f"but {pc} does not attend {pa}" + (f" ({note})" if note else ""))
+                           f"but {pc} does not attend {pa}" + _uncertain(cx, note))
 
 
 def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT,
@@ -277,6 +458,9 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     conds = _conditions_of(mask_a, mask_b, extra=assume)
     params = _params_of(mask_a, mask_b)
     statement = _statement(mask_a, params, conds, f"{mask_a.name} and {mask_b.name} allow the same pairs")
+    failed = _failing("equivalent", statement, start, timeout, [(mask_a, conds, params), (mask_b, conds, params)])
+    if failed is not None:
+        return failed
     base = conds + mask_a.facts([(q, k)]) + mask_b.facts([(q, k)])
     size_query = conds + [mask_a.size != mask_b.size]
     status, model, reason, _ = _solve(size_query, timeout)
@@ -288,7 +472,7 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
         return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx,
                                _concrete_sizes(mask_a, mask_b, n, ps),
                                f"at n = {n}{_ptext(ps)} the sizes differ: {sa} and {sb}"
-                               + (f" ({note})" if note else ""))
+                               + _uncertain(cx, note))
     if status != UNSAT:
         return SymbolicVerdict("equivalent", UNKNOWN, statement, time.perf_counter() - start, None, None,
                                f"comparing the sizes, the solver said {reason or status}")
@@ -311,7 +495,7 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     recheck = _concrete_equal(mask_a, mask_b, n, ps, (pq, pk))
     return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                            f"at n = {n}{_ptext(ps)}: M[{pq}, {pk}] is allowed by {cx['allowed_by']} only"
-                           + (f" ({note})" if note else ""))
+                           + _uncertain(cx, note))
 
 
 def causal_order(mask: SymbolicMask) -> SymbolicMask:
@@ -461,6 +645,11 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     mask = task.mask
     tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    depth = f"within {layers} layers" if layers is not None else "at any depth"
+    failed = _failing("leak-free", _statement(mask, tparams, conds, f"no position predicts a token it sees {depth}",
+                                              task=task), start, timeout, [(mask, conds, tparams)])
+    if failed is not None:
+        return failed
     empty = _empty_rows_note(mask, conds, timeout)
     t = z3.Int("t")
     if layers is not None:
@@ -487,10 +676,13 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
         recheck = _concrete_leak(task, n, params, layers, (path[-1], tv), _lists(task, model, n, path))
         return SymbolicVerdict("leak-free", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: position {path[-1]} predicts token {tv}, held by "
-                               f"{path[0]}, along {' -> '.join(map(str, path))}" + (f" ({note})" if note else ""))
+                               f"{path[0]}, along {' -> '.join(map(str, path))}" + _uncertain(cx, note))
     statement = _statement(mask, tparams, conds, f"no position predicts a token it sees, at any depth{empty}", task=task)
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
+        return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
+    why = _invariant_domain(inv, conds, timeout) or _invariant_fails(inv, conds, timeout, {**tparams, **_params_of(inv)})
+    if why:
         return SymbolicVerdict("leak-free", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
     statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
@@ -527,6 +719,11 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     mask = task.mask
     tparams = _task_params(task, assume)
     conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    depth = f"within {layers} layers" if layers is not None else "at any depth"
+    failed = _failing("isolation", _statement(mask, tparams, conds, f"no flow between groups {depth}", task=task),
+                      start, timeout, [(mask, conds, tparams)])
+    if failed is not None:
+        return failed
     empty = _empty_rows_note(mask, conds, timeout)
     if task.group is None:
         return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated", task=task),
@@ -559,10 +756,13 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
         recheck = _concrete_isolation(task, n, params, layers, (path[-1], path[0]), _lists(task, model, n, path))
         return SymbolicVerdict("isolation", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                                f"at n = {n}{_ptext(params)}: {' -> '.join(map(str, path))} crosses from group "
-                               f"{cx['groups'][0]} to group {cx['groups'][1]}" + (f" ({note})" if note else ""))
+                               f"{cx['groups'][0]} to group {cx['groups'][1]}" + _uncertain(cx, note))
     statement = _statement(mask, tparams, conds, f"no flow between groups, at any depth{empty}", task=task)
     inv, why = _resolve_invariant(mask, invariant, timeout, task)
     if inv is None:
+        return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
+    why = _invariant_domain(inv, conds, timeout) or _invariant_fails(inv, conds, timeout, {**tparams, **_params_of(inv)})
+    if why:
         return SymbolicVerdict("isolation", UNKNOWN, statement, time.perf_counter() - start, None, None, why)
     conds = _conditions_of(mask, inv, extra=list(task.conditions) + list(assume))
     statement = _statement(mask, {**tparams, **_params_of(mask, inv)}, conds,
@@ -820,6 +1020,9 @@ def prove_consistent(mask: SymbolicMask | SymbolicTask, *, queries: Callable | N
         raise TypeError("prove_consistent needs queries= and upstream= with a mask")
     conds = _conditions_of(mask, extra=assume)
     statement = _statement(mask, mask.params, conds, "every query's upstream equals its inference upstream")
+    failed = _failing("consistent", statement, start, timeout, [(mask, conds, mask.params)])
+    if failed is not None:
+        return failed
     dense = prove_dense(mask, timeout=timeout, assume=assume, recheck_upto=0)
     if dense.verdict != PROVED:
         why = "the mask is not dense" if dense.verdict == REFUTED else f"density: {dense.reason}"
@@ -850,7 +1053,7 @@ def prove_consistent(mask: SymbolicMask | SymbolicTask, *, queries: Callable | N
                                f"at n = {n}{_ptext(params)}, query {pos[0]}: {x} "
                                f"{'depends' if training else 'does not depend'} on {y} in training but "
                                f"{'not at inference' if training else 'does at inference'}"
-                               + (f" ({note})" if note else ""))
+                               + _uncertain(cx, note))
     recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_consistency(concrete, n, ps, True)) \
         if concrete is not None else None
     return SymbolicVerdict("consistent", PROVED, statement, time.perf_counter() - start, None, recheck,
