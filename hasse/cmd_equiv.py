@@ -52,25 +52,27 @@ def register(sub) -> None:
 
 def run(args) -> int:
     """The command; a mask_mod stopped at --timeout (theory.user_code) is the verdict unknown, exit 3."""
-    from hasse.cmd_prove_mask import report, timed_out_record
+    from hasse.cmd_prove_mask import TraceUnknownInput, report, timed_out_record
     from hasse.theory.user_code import UserCodeTimeout
 
     start = time.perf_counter()
     try:
         return _run(args)
-    except UserCodeTimeout as exc:
+    except (UserCodeTimeout, TraceUnknownInput) as exc:  # a trace stopped at a bound or the time limit: unknown
         obj = {**json_header_pair(args), "param_ranges": [], **timed_out_record(exc, time.perf_counter() - start)}
         return report(args, obj, {}, title=f"equiv {args.mask_a} {args.mask_b}")
 
 
 def _run(args) -> int:
-    from hasse.cmd_prove_mask import _claims, _copy, call_claim, narrow, report, symbolic_mask, verdict_record
+    from hasse.cmd_prove_mask import (_claims, _copy, call_claim, narrow, parse_assume, report, symbolic_mask,
+                                      verdict_record)
     from hasse.proofs.certificate import refuse_overwrite
 
     if args.certificate:
         refuse_overwrite(args.certificate, ())
-    a = _copy(symbolic_mask(args.mask_a, args.heads, "MASK_A"))
-    b = _copy(symbolic_mask(args.mask_b, args.heads, "MASK_B"))
+    assume = parse_assume(args.assume)
+    a = _copy(symbolic_mask(args.mask_a, args.heads, "MASK_A", batch=args.batch, assume=assume, timeout=args.timeout))
+    b = _copy(symbolic_mask(args.mask_b, args.heads, "MASK_B", batch=args.batch, assume=assume, timeout=args.timeout))
     claims = _claims()
     ranges = []
     for mask in (a, b):

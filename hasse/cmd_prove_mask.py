@@ -109,6 +109,13 @@ def register(sub) -> None:
 def add_common_arguments(p) -> None:
     """The flags prove-mask and equiv share: --heads, --param-range, --timeout, --json/--out/--ascii, --certificate."""
     p.add_argument("--heads", type=integer("--heads", 1), metavar="H", help="number of heads of a mask_mod that reads h (the union)")
+    p.add_argument("--batch", type=integer("--batch", 1), metavar="B",
+                   help="batch size of a mask_mod that reads b: b is a parameter of the claim, 0 <= b < B "
+                        "(without it, a mask_mod whose mask depends on b is refused)")
+    p.add_argument("--assume", action="append", default=[], metavar="NAME=PROPERTY",
+                   help="a tensor NAME the mask_mod reads (a closure or global) stands for every tensor of length n "
+                        "with PROPERTY: nondecreasing, permutation or parents (repeatable; default: its values as "
+                        "given, the claim for n <= its length)")
     p.add_argument("--param-range", action="append", default=[], metavar="NAME=LO..HI",
                    help="only values LO <= NAME <= HI (repeatable; NAME may be n)")
     p.add_argument("--timeout", type=float, metavar="S",
@@ -144,8 +151,46 @@ def _trace_errors() -> tuple:
     return (TraceError, Untraceable)
 
 
-def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK"):
-    """The SymbolicMask of a MASK argument: ``FILE.py:fn`` (a mask_mod) or a catalogue spec; one-line exit 2 else."""
+class TraceUnknownInput(InputError):
+    """Tracing reached a bound of the tracer or the time limit: the verdict is unknown (exit 3), not bad input."""
+
+
+def parse_assume(items) -> dict[str, str]:
+    """``--assume NAME=PROPERTY`` (repeatable) as ``{NAME: PROPERTY}``; one-line InputError otherwise.
+
+    >>> parse_assume(["doc=nondecreasing", "perm = permutation"])
+    {'doc': 'nondecreasing', 'perm': 'permutation'}
+    >>> parse_assume(["doc=sorted"])
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: --assume doc=sorted: PROPERTY must be one of nondecreasing, permutation, parents
+    """
+    from hasse.solvers.symbolic.mask import ASSUMABLE
+
+    out: dict[str, str] = {}
+    for text in items or ():
+        m = re.fullmatch(r"\s*([A-Za-z_]\w*)\s*=\s*(\w+)\s*", text)
+        if not m:
+            raise InputError(f"--assume {clip(text, 60)}: expected NAME=PROPERTY (e.g. doc=nondecreasing)")
+        name, prop = m.groups()
+        if prop not in ASSUMABLE:
+            raise InputError(f"--assume {clip(text, 60)}: PROPERTY must be one of {', '.join(ASSUMABLE)}")
+        if name in out and out[name] != prop:
+            raise InputError(f"--assume {name}: given twice ({out[name]}, {prop})")
+        out[name] = prop
+    return out
+
+
+def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, batch: int | None = None,
+                  assume: dict | None = None, timeout: float | None = None):
+    """The SymbolicMask of a MASK argument: ``FILE.py:fn`` (a mask_mod) or a catalogue spec; one-line exit 2 else.
+
+    ``batch`` and ``assume`` apply to a mask_mod (``--batch``, ``--assume``); a given
+    ``timeout`` bounds the tracing of a catalogue spec too. A trace that reaches a bound of
+    the tracer or the time limit raises :class:`TraceUnknownInput` (the verdict unknown, exit 3).
+    """
+    from hasse.solvers.symbolic.trace import TraceUnknown
+    from hasse.theory.deadline import deadline
     from hasse.theory.mask_io import source_kind
     from hasse.theory.mask_mod_call import split_function
 
@@ -155,13 +200,20 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK"):
             from hasse.solvers.symbolic.catalog import symbolic_mask_mod
             from hasse.theory.user_code import ARGUMENT
 
-            return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT)  # typed on the command line
+            with deadline(timeout):
+                return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT, batch=batch,  # typed on the command line
+                                         assume=assume or None)
         if source_kind(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)
-        return _catalog().symbolic_mask(source)
+        with deadline(timeout):  # a catalogue mask reads neither b nor a closure tensor: --batch, --assume ignored
+            return _catalog().symbolic_mask(source)
+    except TraceUnknown as exc:
+        raise TraceUnknownInput(_one_line(exc)) from None
     except _trace_errors() as exc:
         raise InputError(_one_line(exc)) from None
+    except TimeoutError as exc:  # theory.deadline, outside a trace (the catalogue's own work)
+        raise TraceUnknownInput(f"{source}: tracing stopped at the time limit ({exc}): unknown") from None
 
 
 def symbolic_task(source: str, mask=None):
@@ -297,7 +349,7 @@ def run(args) -> int:
     start = time.perf_counter()
     try:
         return _run(args)
-    except UserCodeTimeout as exc:
+    except (UserCodeTimeout, TraceUnknownInput) as exc:
         obj = {**json_header("prove-mask", args.mask, spec_of(args.mask)), "claim": args.claim, "task": args.task,
                "layers": args.layers, "invariant": args.invariant, "param_ranges": [],
                **timed_out_record(exc, time.perf_counter() - start)}
@@ -340,7 +392,8 @@ def _run(args) -> int:
         task = _own_task(args.mask, args.claim)  # MASK is a task (butterfly, packed): its own mask and labels
         mask = task.mask = _copy(task.mask)
     else:
-        mask = _copy(symbolic_mask(args.mask, args.heads))
+        mask = _copy(symbolic_mask(args.mask, args.heads, batch=args.batch, assume=parse_assume(args.assume),
+                                   timeout=args.timeout))
     ranges = narrow(mask, args.param_range)
     claims = _claims()
     invariant = None
@@ -357,7 +410,8 @@ def _run(args) -> int:
             verdict = call_claim(claims.prove_consistent, task, timeout=args.timeout)
         else:
             if args.layers is None:
-                invariant = (symbolic_mask(args.invariant, args.heads, "--invariant") if args.invariant
+                invariant = (symbolic_mask(args.invariant, args.heads, "--invariant", batch=args.batch,
+                                           assume=parse_assume(args.assume), timeout=args.timeout) if args.invariant
                              else known_invariant(task))
                 if invariant is None:
                     raise InputError(f"{args.mask}: no known invariant for every depth; give --layers L or "

@@ -39,6 +39,9 @@ MAX_POSITIONS = math.isqrt(MEMORY_BYTES // BYTES_PER_ENTRY)  # 46,340
 MAX_STACK_LAYERS = 10_000  # layers a stack expands to (published models have at most a few hundred)
 MAX_WALK_LAYERS = 256  # hops of a symbolic walk (prove-mask --layers, --search-layers): one Z3 copy per hop
 MAX_SYMBOLIC_HEADS = 1024  # heads of a symbolic union (prove-mask --heads): one Z3 copy per head
+# the domain of every symbolic statement (prove-mask, equiv): 1 <= n <= 2^31, q, kv, b, h in 0 … 2^31 - 1, every
+# symbolic parameter within -2^31 … 2^31; int64 arithmetic on such values is decided under these bounds
+MAX_SYMBOLIC_VALUE = 2**31
 MAX_UNITS = 100_000  # work units of one distributed run (prove --units)
 MAX_SEARCH_N = 2954  # a search over n = 1 … N builds about N^3 / 3 mask entries in all: at most MEMORY_BYTES
 INT_BITS = 64  # integers given as text lie strictly between -2^63 and 2^63 (as JSON's)

@@ -30,7 +30,7 @@ import z3
 
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
 from hasse.solvers.symbolic.trace import Traced, TraceError, trace
-from hasse.theory.limits import MAX_SYMBOLIC_HEADS, require_count
+from hasse.theory.limits import MAX_SYMBOLIC_HEADS, MAX_SYMBOLIC_VALUE, require_count
 
 N = "n"  # the name of the sample length everywhere
 
@@ -51,6 +51,9 @@ class SymbolicMask:
     indexes: list = field(default_factory=list)  # SymIndex objects (uninterpreted index tensors)
     streams: tuple[tuple[str, z3.ArithRef], ...] = ()  # (name, first position) of each stream, in order
     statement: str = ""  # the side conditions in words: "for all n >= 2 and all l >= 1 with l | n"
+    constants: set = field(default_factory=set)  # every concrete Python int that met a symbolic value (q < 1000: 1000)
+    tensors: dict = field(default_factory=dict)  # closure tensors read: name -> "doc as given (length 9)" / "every …"
+    program: object = None  # the USER'S program, run concretely by the re-check (solvers.symbolic.recheck.Program)
 
     def allowed(self, q, k) -> z3.BoolRef:
         """``M[q, k]`` for position terms ``q`` and ``k`` (integers or Z3 terms)."""
@@ -214,6 +217,41 @@ def _is_divides(c) -> bool:
         and c.arg(1).as_long() == 0
 
 
+def _input(expr, bounds: tuple, dtype: str | None = None) -> SymInt:
+    """A symbolic input: an int64 tensor (``dtype``) or a Python int, with its interval where terms takes one."""
+    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
+        try:
+            return SymInt(expr, None, **kwargs)
+        except TypeError:
+            continue
+    return SymInt(expr, None)
+
+
+def _domain(n, params: dict) -> list:
+    """The domain bound of every statement (theory.limits.MAX_SYMBOLIC_VALUE): ``1 <= n <= 2^31``, each symbolic
+    parameter within ``-2^31 … 2^31`` (so that int64 arithmetic is decided under them)."""
+    top = MAX_SYMBOLIC_VALUE
+    out = [n >= 1, n <= top] if not z3.is_int_value(n) else []
+    for term in params.values():
+        out += [term >= -top, term <= top]
+    return out
+
+
+def _largest(term, facts: list) -> int | None:
+    """An upper bound of ``term`` under ``facts`` (Z3's optimum; None when it has none or takes too long)."""
+    term = z3.simplify(term)
+    if z3.is_int_value(term):
+        return term.as_long()
+    opt = z3.Optimize()
+    opt.set("timeout", 2000)
+    opt.add(*facts)
+    handle = opt.maximize(term)
+    if opt.check() != z3.sat:
+        return None
+    value = opt.upper(handle)
+    return value.as_long() if z3.is_int_value(value) else None
+
+
 def from_rule(name: str, make_rule: Callable[..., Callable], *, params: dict[str, int | None],
               size: Callable[..., object] | None = None, conditions: Sequence = (),
               streams: Callable[..., tuple] | None = None, indexes: Sequence[SymIndex] = ()) -> SymbolicMask:
@@ -222,62 +260,147 @@ def from_rule(name: str, make_rule: Callable[..., Callable], *, params: dict[str
     ``params`` maps each parameter of the factory to a value (a constant) or None (symbolic,
     named after the parameter). ``size(n, **params)`` gives the number of positions
     (default ``n``); it and ``streams`` receive Z3 terms. ``n`` is always symbolic unless
-    ``params`` fixes it.
+    ``params`` fixes it. The positions are int64 tensors inside ``0 … size - 1``, ``n`` and the
+    parameters Python ints within the domain bound (:data:`theory.limits.MAX_SYMBOLIC_VALUE`),
+    which is in the tracer's assumptions and the side conditions.
     """
     n = z3.Int(N)
+    top = MAX_SYMBOLIC_VALUE
     symbolic = {p: z3.Int(p) for p, v in params.items() if v is None and p != N}
-    values = {p: (SymInt(symbolic[p], None) if p in symbolic else (SymInt(n, None) if p == N and v is None else v))
+    values = {p: (_input(symbolic[p], (-top, top)) if p in symbolic
+                  else (_input(n, (1, top)) if p == N and v is None else v))
               for p, v in params.items()}
     q, k = z3.Int("q0"), z3.Int("k0")
-
-    def setup(tracer, _program):
-        from hasse.solvers.symbolic.trace import rebind
-
-        factory = rebind(make_rule, tracer)
-        bound = {p: (SymInt(v.expr, tracer) if isinstance(v, SymInt) else v) for p, v in values.items()}
-        return rebind(factory(**bound), tracer)
-
-    traced: Traced = trace(make_rule, [SymInt(q, None), SymInt(k, None)], setup=setup, source=name)
     n_term = n if params.get(N, None) is None else z3.IntVal(params[N])
     terms = {p: (symbolic[p] if p in symbolic else z3.IntVal(v) if isinstance(v, int) else v)
              for p, v in params.items() if p != N}
-    size_term = size(n_term, **terms) if size is not None else n_term
+    size_term = _term(size(n_term, **terms) if size is not None else n_term)
+    domain = _domain(n_term, symbolic)
+    inside = [q >= 0, k >= 0, q < size_term, k < size_term]
+    high = _largest(size_term, domain + list(conditions))
+    bounds = (0, high - 1 if high is not None else None)
+
+    def setup(tracer, _program):
+        from hasse.solvers.symbolic.trace import _bound, rebind
+
+        factory = rebind(make_rule, tracer)
+        bound = {p: (_bound(v, tracer) if isinstance(v, SymInt) else v) for p, v in values.items()}
+        return rebind(factory(**bound), tracer)
+
+    positions = [_input(q, bounds, "int64"), _input(k, bounds, "int64")]
+    traced: Traced = trace(make_rule, positions, setup=setup, source=name, n=n_term,
+                           assumptions=domain + inside)
     conds = list(traced.conditions) + list(conditions)
     if params.get(N, None) is None and not any(str(c) == f"{N} >= 1" for c in conds):
         conds.append(n >= 1)
-    return SymbolicMask(name, n if params.get(N, None) is None else n_term, _term(size_term), symbolic,
+    conds += [c for c in domain if not any(c.eq(x) for x in conds)]
+    return SymbolicMask(name, n if params.get(N, None) is None else n_term, size_term, symbolic,
                         traced.formula, q, k, conds, traced.obligations, list(indexes) + traced.indexes,
                         tuple(streams(n_term, **terms)) if streams else (),
-                        describe_conditions(n, symbolic, conds))
+                        describe_conditions(n, symbolic, conds) + tensors_phrase(traced.tensors),
+                        constants=set(traced.constants),
+                        tensors=dict(traced.tensors))
 
 
-def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, batch: int = 1,
-                  indexes: Sequence[SymIndex] = (), extra_args: Sequence = ()) -> SymbolicMask:
+def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, batch: int | None = None,
+                  indexes: Sequence[SymIndex] = (), extra_args: Sequence = (),
+                  assume: dict[str, str] | None = None) -> SymbolicMask:
     """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx)`` for all ``n`` (``Q_LEN = KV_LEN = n``).
 
-    A mask_mod that reads ``h`` needs ``heads``: the layer's mask is the union over ``h <
-    heads`` (an ``Or`` of the traced formula at each head); ``b`` is 0 … ``batch − 1`` the
-    same way (each batch row is its own problem: only ``batch = 1`` is taken here). At most
-    :data:`theory.limits.MAX_SYMBOLIC_HEADS` heads (one copy of the formula each).
+    The four inputs are int64 tensors: ``q_idx, kv_idx`` in ``0 … n - 1``, ``b`` and ``h`` in
+    ``0 … 2^31 - 1`` (the domain bound, :data:`theory.limits.MAX_SYMBOLIC_VALUE`, with
+    ``n <= 2^31``; in the tracer's assumptions and the side conditions).
+
+    ``b``: with ``batch`` it is the symbolic parameter ``b`` of the statement, ``0 <= b <
+    batch``; without, a mask whose formula or obligations depend on ``b`` (decided by Z3:
+    some ``b`` gives another value than ``b = 0``) is refused ("give --batch B"), and the
+    mask is the one at ``b = 0``. ``h`` the same way with ``heads``, except that the layer's
+    mask is the union over ``h < heads`` (an ``Or`` of the formula at each head; its
+    obligations at every head). At most :data:`theory.limits.MAX_SYMBOLIC_HEADS` heads.
+
+    ``assume`` maps a closure/global tensor of the program to a property
+    (``nondecreasing``, ``permutation``, ``parents``): it is then an index tensor of length
+    ``n`` with that property (:class:`SymIndex`), not its values.
     """
+    from hasse.theory.errors import InputError
+
     if heads is not None:
         require_count("heads", heads, MAX_SYMBOLIC_HEADS, "the union over heads holds one copy of the traced "
                       "formula per head", name)
+    if batch is not None:
+        require_count("batch", batch, MAX_SYMBOLIC_VALUE, "b is a symbolic parameter of the statement", name)
+    top = MAX_SYMBOLIC_VALUE
     n = z3.Int(N)
     q, k, b, h = z3.Int("q0"), z3.Int("k0"), z3.Int("b0"), z3.Int("h0")
-    traced = trace(mask_mod, [SymInt(b, None), SymInt(h, None), SymInt(q, None), SymInt(k, None), *extra_args],
-                   source=name, assumptions=[q >= 0, k >= 0, q < n, k < n, b == 0, h >= 0])
-    formula = traced.formula
-    free = {str(v) for v in _free_constants(formula)}
-    if "h0" in free:
+    b_top = min(batch, top) if batch is not None else top
+    h_top = min(heads, top) if heads is not None else top
+    domain = [n >= 1, n <= top, q >= 0, k >= 0, q < n, k < n, b >= 0, b < b_top, h >= 0, h < h_top]
+    indexed = {}
+    for tensor, prop in (assume or {}).items():
+        if prop not in ASSUMABLE:
+            raise InputError(f"--assume {tensor}={prop}: the property must be one of {', '.join(ASSUMABLE)}")
+        indexed[tensor] = SymIndex(tensor, ASSUMABLE[prop], _input(n, (1, top)))
+    args = [_input(b, (0, b_top - 1), "int64"), _input(h, (0, h_top - 1), "int64"),
+            _input(q, (0, top - 1), "int64"), _input(k, (0, top - 1), "int64"), *extra_args]
+    traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed)
+    conds = list(traced.conditions) + [n >= 1, n <= top]
+    formula, obligations = traced.formula, list(traced.obligations)
+    params: dict = {}
+    if batch is not None:
+        b_param = z3.Int("b")
+        params["b"] = b_param
+        formula = z3.substitute(formula, (b, b_param))
+        obligations = [(z3.substitute(ob, (b, b_param)), why) for ob, why in obligations]
+        conds = [z3.substitute(c, (b, b_param)) for c in conds] + [b_param >= 0, b_param <= batch - 1]
+    else:
+        _refuse_if_reads(name, "b", b, formula, obligations, domain + conds, "--batch B")
+        formula = z3.substitute(formula, (b, z3.IntVal(0)))
+        obligations = [(z3.substitute(ob, (b, z3.IntVal(0))), why) for ob, why in obligations]
+        conds = [z3.substitute(c, (b, z3.IntVal(0))) for c in conds]
+    domain_h = [z3.substitute(c, (b, z3.IntVal(0))) for c in domain]
+    if heads is None or not _reads(h, formula, obligations, domain_h + conds):
         if heads is None:
-            raise TraceError(f"{name}: the mask_mod reads h; give the number of heads (--heads H)")
+            _refuse_if_reads(name, "h", h, formula, obligations, domain_h + conds, "the number of heads (--heads H)")
+        formula = z3.substitute(formula, (h, z3.IntVal(0)))
+        obligations = [(z3.substitute(ob, (h, z3.IntVal(0))), why) for ob, why in obligations]
+    else:
         formula = z3.Or([z3.substitute(formula, (h, z3.IntVal(i))) for i in range(heads)])
-    formula = z3.substitute(formula, (b, z3.IntVal(0)), (h, z3.IntVal(0)))
-    obligations = [(z3.substitute(ob, (b, z3.IntVal(0)), (h, z3.IntVal(0))), why) for ob, why in traced.obligations]
-    conds = list(traced.conditions) + [n >= 1]
-    return SymbolicMask(name, n, n, {}, z3.simplify(formula), q, k, conds, obligations,
-                        list(indexes) + traced.indexes, (), describe_conditions(n, {}, conds))
+        obligations = [(z3.Implies(z3.And(h >= 0, h < heads), ob), why) for ob, why in obligations]  # every head
+    conds = [c for c in conds if not z3.is_true(z3.simplify(c))]
+    return SymbolicMask(name, n, n, params, z3.simplify(formula), q, k, conds, obligations,
+                        list(indexes) + traced.indexes, (),
+                        describe_conditions(n, params, conds) + tensors_phrase(traced.tensors),
+                        constants=set(traced.constants), tensors=dict(traced.tensors))
+
+
+def tensors_phrase(tensors: dict) -> str:
+    """What the statement says of the closure tensors the program reads: ``", with doc as given (length 9)"``."""
+    given = [t for t in tensors.values() if not t.startswith("every ")]  # an assumed one is an index: its words
+    return f", with {' and '.join(given)}" if given else ""  # come with the indexes (describe_conditions)
+
+
+# --assume NAME=PROPERTY: the property of a closure tensor, as SymIndex names it
+ASSUMABLE = {"nondecreasing": "nondecreasing", "permutation": "bijection", "parents": "backward"}
+
+
+def _reads(var, formula, obligations: list, facts: list, timeout_ms: int = 10_000) -> bool:
+    """Whether some value of ``var`` gives ``formula`` or an obligation another value than ``var = 0`` (Z3; unknown: yes)."""
+    if not any(var.eq(c) for e in [formula, *[ob for ob, _ in obligations]] for c in _free_constants(e)):
+        return False
+    other = z3.Int(f"{var}_other")
+    changed = [z3.substitute(e, (var, other)) for e in [formula, *[ob for ob, _ in obligations]]]
+    at_zero = [z3.substitute(e, (var, z3.IntVal(0))) for e in [formula, *[ob for ob, _ in obligations]]]
+    solver = z3.Solver()
+    solver.set("timeout", timeout_ms)
+    solver.add(*[z3.substitute(f, (var, other)) for f in facts], other >= 0, other < MAX_SYMBOLIC_VALUE)
+    solver.add(z3.Or([a != c for a, c in zip(changed, at_zero)]))
+    return solver.check() != z3.unsat
+
+
+def _refuse_if_reads(name: str, label: str, var, formula, obligations, facts, give: str) -> None:
+    if _reads(var, formula, obligations, facts):
+        raise TraceError(f"{name}: the mask_mod reads {label} (its mask differs from the one at {label} = 0 for some "
+                         f"{label}); give {give}")
 
 
 def _free_constants(expr) -> set:

@@ -19,15 +19,20 @@ line of the user's file where it happened (``masks.py:12: bitwise arithmetic …
 
 from __future__ import annotations
 
+import copy
 import linecache
 import numbers
+import os
 import sys
 import traceback
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+import numpy as np
 import z3
+
+from hasse.theory.errors import InputError, clip
 
 from hasse.solvers.symbolic.terms import (
     Sym,
@@ -48,7 +53,12 @@ MAX_PATHS = 256
 
 
 class TraceError(Exception):
-    """A mask program the tracer cannot turn into a formula (one line: the operation and where)."""
+    """A mask program the tracer cannot turn into a formula (one line: the operation and where); exit 2."""
+
+
+class TraceUnknown(TraceError):
+    """A bound of the tracer was reached (``TraceLimit``: a loop over a symbolic value, too many
+    paths) or the time limit was spent while tracing: the verdict is unknown (exit 3), the line named."""
 
 
 @dataclass
@@ -60,6 +70,8 @@ class Traced:
     obligations: list = field(default_factory=list)  # (formula, why): must hold wherever the mask is read
     indexes: list = field(default_factory=list)  # SymIndex objects looked up (their axioms go with every query)
     paths: int = 1
+    constants: set = field(default_factory=set)  # every concrete Python int that met a symbolic value (Tracer.constants)
+    tensors: dict = field(default_factory=dict)  # closure/global tensors looked up: name -> "as given" or the property assumed
 
 
 # --------------------------------------------------------------------------- shims
@@ -141,12 +153,18 @@ def _checks(tracer: Tracer) -> dict[str, Callable]:
 
     def require_int(name, value):
         if isinstance(value, SymInt):
+            if name.startswith("__"):
+                continue
             return value
         from hasse.theory.params import require_int as concrete
 
         return concrete(name, value)
 
     def at_least(low_of, concrete_name):
+            elif _is_array(value):
+                glb[name] = _tensor_value(name, value, tracer)
+            elif _library_function(value) is not None:
+                glb[name] = _library_function(value)
         """A check ``value >= low``: a side condition for a symbolic value, the kit's own check otherwise."""
         def check(name, value, *rest):
             value = require_int(name, value)
@@ -187,11 +205,25 @@ def _checks(tracer: Tracer) -> dict[str, Callable]:
 
 def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
     """``fn`` with its module's numpy/torch replaced by the shims, the parameter checks by
-    symbolic ones, and every same-module function it can reach rebound the same way."""
+    symbolic ones, its closure and global tensors by tables (:class:`Table`), and every
+    function it can reach that is traced code (:func:`_traced_code`) rebound the same way."""
     if not isinstance(fn, types.FunctionType):
         return fn
     memo = {} if memo is None else memo
     key = id(fn.__globals__)
+    codes = getattr(tracer, "codes", None)
+    if codes is not None:
+        codes.update(_codes_of(fn.__code__))
+    return out
+
+
+def _codes_of(code: types.CodeType) -> list:
+    """``code`` and the code objects nested in it (functions and lambdas it defines)."""
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
     if key not in memo:
         glb = dict(fn.__globals__)
         memo[key] = glb
@@ -211,22 +243,42 @@ def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
     return _rebound(fn, glb, tracer, memo)
 
 
-_LIBRARIES = ("numpy", "torch", "z3", "networkx", "sympy", "scipy", "hasse.solvers.symbolic")
+# never traced: numpy, torch (but its mask helpers), z3 and the kit's own tracer; the stdlib neither (below)
+_LIBRARIES = ("numpy", "torch", "z3", "networkx", "sympy", "scipy", "functorch", "triton", "jax",
+              "hasse.solvers.symbolic")
+# traced although inside a library: torch's own mask_mod helpers (and_masks, or_masks, noop_mask)
+_TRACED_LIBRARY = ("torch.nn.attention.flex_attention",)
 
 
 def _traced_code(fn: types.FunctionType) -> bool:
-    """Run symbolically when called: the user's code and the kit's own (not numpy, torch, z3, the stdlib)."""
+    """Run symbolically when called: the user's code wherever it is installed (attn_gym in
+    site-packages too), the kit's own rules, torch's mask helpers; not numpy, torch, z3, the stdlib."""
     module = fn.__module__ or ""
-    if module.startswith(_LIBRARIES) or module in sys.stdlib_module_names:
+    if module in _TRACED_LIBRARY:
+        return True
+    if any(module == lib or module.startswith(lib + ".") for lib in _LIBRARIES):
         return False
-    return module.startswith("hasse.") or "site-packages" not in (fn.__code__.co_filename or "")
+    return module.split(".")[0] not in sys.stdlib_module_names
+
+
+def _library_function(value):
+    """The shim's stand-in for a numpy/torch function imported by name (``from torch import where``), else None."""
+    module = getattr(value, "__module__", None) or ""
+    name = getattr(value, "__name__", None)
+    if not name or not callable(value) or isinstance(value, type):
+        return None
+    for lib, shim in (("numpy", NUMPY_SHIM), ("torch", TORCH_SHIM)):
+        if (module == lib or module.startswith(lib + ".") or module.startswith("_" + lib)) and name in vars(shim) \
+                and module not in _TRACED_LIBRARY:
+            return vars(shim)[name]
+    return None
 
 
 def _rebound(fn: types.FunctionType, glb: dict, tracer: Tracer, memo: dict) -> types.FunctionType:
     closure = None
     if fn.__closure__:
-        closure = tuple(types.CellType(_rebind_value(c.cell_contents, tracer, memo) if _has(c) else None)
-                        if _has(c) else c for c in fn.__closure__)
+        closure = tuple(types.CellType(_rebind_value(c.cell_contents, tracer, memo, name)) if _has(c) else c
+                        for name, c in zip(fn.__code__.co_freevars, fn.__closure__))
     out = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, closure)
     out.__kwdefaults__ = fn.__kwdefaults__
     return out
@@ -240,39 +292,443 @@ def _has(cell) -> bool:
     return True
 
 
-def _rebind_value(value, tracer, memo):
+def _rebind_value(value, tracer, memo, name: str = "a closure value"):
     if isinstance(value, types.FunctionType):
-        return rebind(value, tracer, memo)
+        return rebind(value, tracer, memo) if _traced_code(value) else value
     if _is_module(value, "numpy"):
         return NUMPY_SHIM
     if _is_module(value, "torch"):
         return TORCH_SHIM
-    return value
+    if _is_array(value):
+        return _tensor_value(name, value, tracer)
+    if isinstance(value, (tuple, list)) and any(isinstance(v, types.FunctionType) for v in value):
+        return type(value)(_rebind_value(v, tracer, memo, name) for v in value)  # and_masks(*mask_mods)
+    lib = _library_function(value)
+    return lib if lib is not None else value
+
+
+# --------------------------------------------------------------------------- closure tensors
+
+
+MAX_TABLE_RUNS = 4096  # runs of equal values of a closure tensor looked up by a symbolic index (one If each)
+MAX_TABLE_ENTRIES = 4096  # entries of a closure tensor looked up by several symbolic indices (a nested If)
+
+
+def _is_array(value) -> bool:
+    """A numpy array or a torch tensor (torch is not imported here: only a tensor of a loaded torch)."""
+    if isinstance(value, np.ndarray):
+        return True
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _tensor_value(name: str, value, tracer: Tracer):
+    """What the traced program sees for the closure/global tensor ``name``: a :class:`Table` of its
+    values, or the index tensor declared for it by ``--assume NAME=…`` (``tracer.assume``)."""
+    seen = getattr(tracer, "tensor_names", None)
+    if seen is not None:
+        seen.add(name)
+    assumed = getattr(tracer, "assume", None) or {}
+    if name in assumed:
+        index = assumed[name]
+        index.tracer = tracer
+        return index
+    return Table(name, value, tracer)
+
+
+def _values_of(value) -> tuple[np.ndarray, str]:
+    """``value`` (array or tensor) as a numpy array of Python-exact integers, and its dtype in the tracer's words."""
+    if isinstance(value, np.ndarray):
+        kind = value.dtype
+        arr = value
+    else:
+        arr = value.detach().cpu().numpy()
+        kind = arr.dtype
+    if kind == np.bool_:
+        return arr.astype(bool), "bool"
+    if not np.issubdtype(kind, np.integer):
+        raise CannotRunOrUntraceable(f"a closure tensor of dtype {kind} (only integer and bool tensors are modelled)")
+    return arr.astype(np.int64), ("int32" if kind == np.int32 else "int64")
+
+
+def CannotRunOrUntraceable(message: str) -> Exception:  # noqa: N802 - an exception class of terms, when A1's exists
+    from hasse.solvers.symbolic import terms
+
+    return getattr(terms, "CannotRun", Untraceable)(message) if "cannot run" in message else Untraceable(message)
+
+
+class Table:
+    """A closure or module-global tensor of the traced program, read with its actual values.
+
+    Concrete indices read the element (``t[0]``, a row of a 2-D tensor); a symbolic index
+    ``i`` (a position, ``b``, a value computed from them) reads ``If``-chains over the runs of
+    equal values, with the obligation ``-L <= i < L`` (torch raises outside; negative indices
+    count from the end) and, when ``i`` depends on a position, the side condition
+    ``n <= L`` of the statement (the claim is about the tensor as given). Several symbolic
+    indices read a nested ``If`` over at most :data:`MAX_TABLE_ENTRIES` entries. The
+    result's interval is the values' range.
+    """
+
+    def __init__(self, name: str, value, tracer: Tracer, pending: tuple = ()):
+        self._name, self._value, self._tracer, self._pending = name, value, tracer, pending
+
+    def __repr__(self) -> str:
+        return f"Table({self._name})"
+
+    # concrete reads go to the real tensor
+    def __len__(self):
+        return len(self._value) if not self._pending else self._shape()[len(self._pending)]
+
+    def __getattr__(self, attr):
+        if attr.startswith("_"):
+            raise AttributeError(attr)
+        if self._pending:
+            raise Untraceable(f"{self._name}[…].{attr} with a symbolic index is not modelled")
+        return getattr(self._value, attr)
+
+    def _shape(self):
+        return tuple(self._value.shape)
+
+    def __getitem__(self, key):
+        keys = key if isinstance(key, tuple) else (key,)
+        for k in keys:
+            if k is None or k is Ellipsis or isinstance(k, slice):
+                if self._pending or any(isinstance(x, Sym) for x in keys):
+                    raise Untraceable(f"{self._name}[…] with a slice, None or ... beside a symbolic index")
+            elif isinstance(k, SymBool) or isinstance(k, bool):
+                raise Untraceable(f"{self._name}[…] indexed by a Boolean (a mask index) is not modelled")
+            elif isinstance(k, (Table, list, tuple)) or _is_array(k) and getattr(k, "ndim", 0) > 0:
+                raise Untraceable(f"{self._name}[…] indexed by a tensor of several values is not modelled")
+        if not self._pending and not any(isinstance(k, Sym) for k in keys):
+            return self._concrete(self._value[key])
+        pending = self._pending + tuple(keys)
+        ndim = len(self._shape())
+        if len(pending) > ndim:
+            raise CannotRunOrUntraceable(f"cannot run: {self._name} has {ndim} dimension(s); indexed by {len(pending)}")
+        if len(pending) < ndim:
+            return Table(self._name, self._value, self._tracer, pending)
+        return self._lookup(pending)
+
+    def _concrete(self, element):
+        if _is_array(element) and getattr(element, "ndim", 0) > 0:
+            return Table(self._name, element, self._tracer)
+        arr, dtype = _values_of(np.asarray(element) if not isinstance(element, np.ndarray) else element)
+        v = arr.item() if hasattr(arr, "item") else arr
+        return _make_value(bool(v) if dtype == "bool" else int(v), dtype, (v, v), self._tracer)
+
+    def _lookup(self, keys: tuple):
+        from hasse.theory.deadline import tick
+
+        tracer = self._tracer
+        arr, dtype = _values_of(self._value)
+        concrete = [None if isinstance(k, Sym) else int(k) for k in keys]
+        for axis, c in enumerate(concrete):  # concrete indices first (torch's IndexError at every n)
+            if c is not None and not -arr.shape[axis] <= c < arr.shape[axis]:
+                raise CannotRunOrUntraceable(f"cannot run: index {c} is out of bounds for {self._name} "
+                                             f"(dimension {axis} of size {arr.shape[axis]}): torch raises IndexError")
+        sub = arr[tuple(slice(None) if c is None else c for c in concrete)]
+        syms = [k for k in keys if isinstance(k, Sym)]
+        terms = []
+        for axis, k in zip([a for a, c in enumerate(concrete) if c is None], syms):
+            length = arr.shape[axis]
+            i = as_int(k, f"an index into {self._name}")
+            if tracer is not None:
+                tracer.oblige(z3.And(i >= -length, i < length),
+                              f"{self._name}[i] is looked up outside -{length} … {length - 1} (torch raises)")
+                self._position_condition(i, length)
+            terms.append(z3.If(i < 0, i + length, i))
+        if sub.size == 0:
+            raise CannotRunOrUntraceable(f"cannot run: {self._name} is empty: every lookup raises IndexError")
+        low, high = (bool(sub.min()), bool(sub.max())) if dtype == "bool" else (int(sub.min()), int(sub.max()))
+        if len(terms) == 1:
+            expr = _runs(sub.reshape(-1), terms[0], dtype, self._name)
+        else:
+            if sub.size > MAX_TABLE_ENTRIES:
+                raise Untraceable(f"{self._name} looked up by {len(terms)} symbolic indices over {sub.size} entries "
+                                  f"(at most {MAX_TABLE_ENTRIES}): use --assume or index it by one value")
+            expr = _nested(sub, terms, dtype)
+        tick()
+        seen = getattr(tracer, "tables", None)
+        if seen is not None:
+            seen[self._name] = int(arr.shape[0])
+        return _make_value(expr, dtype, (low, high), tracer)
+
+    def _position_condition(self, i, length: int) -> None:
+        """``n <= length`` as a side condition when the index ``i`` depends on a position (the tensor as given)."""
+        tracer = self._tracer
+        n, positions = getattr(tracer, "n", None), getattr(tracer, "positions", ())
+        if n is None or not positions:
+            return
+        names = {str(c) for c in _constants_in(i)}
+        if names & set(positions):
+            cond = n <= length
+            if not any(cond.eq(c) for c in tracer.assumptions):
+                tracer.assumptions.append(cond)
+                tracer._solver.add(cond)
+
+    def _refuse(self, *_a, **_k):
+        raise Untraceable(f"arithmetic on the closure tensor {self._name} as a whole is not modelled (index it)")
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __floordiv__ = __mod__ = _refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __and__ = __or__ = __xor__ = __invert__ = _refuse
+    __hash__ = object.__hash__
+
+    def __bool__(self):
+        return bool(self._value)
+
+
+def _runs(values: np.ndarray, i, dtype: str, name: str):
+    """``values[i]`` for ``0 <= i < len(values)`` as an If-chain over the runs of equal values."""
+    cuts = np.flatnonzero(values[1:] != values[:-1]) + 1
+    if len(cuts) + 1 > MAX_TABLE_RUNS:
+        raise Untraceable(f"the closure tensor {name} has {len(cuts) + 1} runs of equal values (at most "
+                          f"{MAX_TABLE_RUNS} are modelled): use --assume {name}=nondecreasing|permutation|parents")
+    starts = [0, *cuts.tolist()]
+    const = (lambda v: z3.BoolVal(bool(v))) if dtype == "bool" else (lambda v: z3.IntVal(int(v)))
+    out = const(values[starts[-1]])
+    for start, end in reversed(list(zip(starts[:-1], starts[1:]))):
+        out = z3.If(i < end, const(values[start]), out)
+    return out
+
+
+def _nested(values: np.ndarray, terms: list, dtype: str):
+    const = (lambda v: z3.BoolVal(bool(v))) if dtype == "bool" else (lambda v: z3.IntVal(int(v)))
+    if not terms:
+        return const(values.item())
+    i, rest = terms[0], terms[1:]
+    out = _nested(values[-1], rest, dtype)
+    for j in reversed(range(values.shape[0] - 1)):
+        out = z3.If(i == j, _nested(values[j], rest, dtype), out)
+    return out
+
+
+def _make_value(expr, dtype: str, bounds: tuple, tracer: Tracer):
+def _running_line(files: Sequence[str], codes) -> str:
+    """``file.py:LINE`` of the program's innermost frame running now (for obligations)."""
+    frames, frame = [], sys._getframe(1)
+    while frame is not None:
+        frames.append((traceback.FrameSummary(frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name),
+                       frame.f_code))
+        frame = frame.f_back
+    frames.reverse()
+    chosen = _user_frames(frames, files, codes)
+    if not chosen:
+        return ""
+    f = chosen[-1][0]
+    return f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
+
+
+def _reachable_codes(program: Callable, limit: int = 5000) -> set:
+    """The code objects the traced program can run (its functions, nested ones, those its globals and closures reach)."""
+    out: set = set()
+    todo, seen = [program], set()
+    while todo and len(seen) < limit:
+        fn = todo.pop()
+        if id(fn) in seen:
+            continue
+        seen.add(id(fn))
+        if isinstance(fn, (tuple, list)):
+            todo.extend(v for v in fn if isinstance(v, (types.FunctionType, tuple, list)))
+            continue
+        if not isinstance(fn, types.FunctionType) or not _traced_code(fn):
+            continue
+        out.update(_codes_of(fn.__code__))
+        names = set()
+        for c in _codes_of(fn.__code__):
+            names.update(c.co_names)
+        todo.extend(v for k, v in fn.__globals__.items() if k in names and isinstance(v, types.FunctionType))
+        for cell in fn.__closure__ or ():
+            if _has(cell) and isinstance(cell.cell_contents, (types.FunctionType, tuple, list)):
+                todo.append(cell.cell_contents)
+    return out
+
+
+class _Handlers:
+    """While the program runs: every exception raised inside one of ``codes`` (a frame of the
+    program), by ``sys.settrace`` on those frames only; on only when a code has a handler."""
+
+    def __init__(self, codes: set):
+        self.codes = codes
+        self.seen: list = []  # (exception, file.py:LINE)
+        self.on = any(c.co_exceptiontable for c in codes)
+
+    def __enter__(self):
+        if self.on:
+            self.previous = sys.gettrace()
+            sys.settrace(self._call)
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            sys.settrace(self.previous)
+        return False
+
+    def _call(self, frame, event, arg):
+        if frame.f_code in self.codes:
+            frame.f_trace_lines = False
+            return self._local
+        return None
+
+    def _local(self, frame, event, arg):
+        if event == "exception" and not issubclass(arg[0], (StopIteration, GeneratorExit)):
+            self.seen.append((arg[1], f"{frame.f_code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"))
+        return self._local
+
+
+def _values_when(tracer: Tracer, hide: set) -> str:
+    """`` when w = 3`` (a model of the path condition under the assumptions; '' when it is unconditional)."""
+    if not tracer.taken:
+        return ""
+    solver = z3.Solver()
+    solver.set("timeout", 2000)
+    solver.add(*tracer.assumptions, tracer.path_condition())
+    if solver.check() != z3.sat:
+        return ""
+    model = solver.model()
+    names = sorted({str(c) for c in _constants_in(tracer.path_condition())} - hide)
+    values = []
+    for name in names:
+        v = model.eval(z3.Int(name), model_completion=True)
+        values.append(f"{name} = {v}")
+    return f" when {', '.join(values)}" if values else ""
+
+
+def _limit_classes() -> tuple:
+    from hasse.solvers.symbolic import terms
+
+    limit = getattr(terms, "TraceLimit", None)
+    return (limit,) if limit is not None else ()
+
+
+def _deadline_spent() -> bool:
+    from hasse.theory.deadline import left
+
+    spent = left()
+    return spent is not None and spent <= 0
+
+
+    """A tensor value of the traced program: SymBool for bool, else SymInt (dtype and bounds where terms takes them)."""
+    if isinstance(expr, bool):
+        expr = z3.BoolVal(expr)
+    elif isinstance(expr, int):
+        expr = z3.IntVal(expr)
+    cls = SymBool if dtype == "bool" else SymInt
+    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
+        try:
+            return cls(expr, tracer, **kwargs)
+        except TypeError:
+            continue
+    return cls(expr, tracer)
+
+
+def _constants_in(expr) -> set:
+    out, todo, seen = set(), [expr], set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+    from hasse.solvers.symbolic import terms
+
+            continue
+    codes = _reachable_codes(program)
+    positions = {str(a.expr) for a in args if isinstance(a, SymInt)}
+    assume = dict(assume or {})
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo.extend(e.children())
+    return out
+    constants: set = set()
+    tensors: dict = {}
+    seen_tensors: set = set()
 
 
 # --------------------------------------------------------------------------- tracing
 
 
-def _where_in(exc: BaseException, files: Sequence[str]) -> str:
-    """``file.py:LINE: `source`'`` of the innermost frame in one of ``files`` (else the innermost frame)."""
-    frames = traceback.extract_tb(exc.__traceback__)
-    here = __file__.rsplit(".", 1)[0]
-    inside = [f for f in frames if not f.filename.startswith(here.rsplit("/", 1)[0])]
-    chosen = [f for f in inside if any(f.filename.endswith(x) for x in files)] or inside or frames
-    f = chosen[-1]
-    text = (f.line or linecache.getline(f.filename, f.lineno)).strip()
+_KIT = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_frames(frames, files: Sequence[str], codes) -> list:
+        tracer.codes = codes
+        tracer.where = lambda: _running_line(files, codes)
+        tracer.n, tracer.positions, tracer.assume = n, positions, assume
+        tracer.tables, tracer.tensor_names = {}, set()
+        watch = _Handlers(codes)
+        terms._RUNNING.append(tracer)
+    """The frames of the traced program (its code objects, else its files, else outside the tracer)."""
+    return ([f for f in frames if codes and f[1] in codes]
+            or [f for f in frames if any(f[0].filename.endswith(x) for x in files if x)]
+            or [f for f in frames if not os.path.abspath(f[0].filename).startswith(_KIT)])
+
+
+def _where_in(exc: BaseException, files: Sequence[str], codes=None) -> str:
+    """``file.py:LINE: `source``` of the innermost frame of the program in ``exc``'s traceback."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append((traceback.FrameSummary(tb.tb_frame.f_code.co_filename, tb.tb_lineno,
+                                              tb.tb_frame.f_code.co_name), tb.tb_frame.f_code))
+        tb = tb.tb_next
+    chosen = _user_frames(frames, files, codes) or frames
+    return _line_text(chosen[-1][0]) if chosen else ""
+        except (MemoryError, InputError):
+            raise
+        except TimeoutError as exc:
+            if _deadline_spent():
+                raise TraceUnknown(f"{source or 'the mask'}: tracing stopped at the time limit ({exc}): "
+                                   "unknown") from None
+            raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's own error: one line, never a traceback
+            raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
+        finally:
+            terms._RUNNING.pop()
+        caught = [e for e in tracer.raised] + [e for e, _ in watch.seen]
+        if caught:
+            first = caught[0]
+            at = _where_in(first, files, codes) if first.__traceback__ is not None else (
+                watch.seen[0][1] if watch.seen else source or "the mask")
+            what = ("the tracer's signal" if isinstance(first, Untraceable)
+                    else f"{type(first).__name__}" + (f": {clip(str(first), 80)}" if str(first) else ""))
+            raise TraceError(f"{at}: the program catches {what} (a try/except around traced code): not modelled; "
+                             "only the path Python runs with real tensors may be traced".replace("\n", " "))
+
+
+def _line_text(f) -> str:
+    text = (linecache.getline(f.filename, f.lineno) or "").strip()
+        indexes.extend(a for a in assume.values() if a.lookups and a not in indexes)
+        constants.update(getattr(tracer, "constants", ()) or ())
+        for name, length in tracer.tables.items():
+            tensors[name] = f"{name} as given (length {length})"
+        for name, index in assume.items():
+            if index.lookups:
+                tensors[name] = f"every {_PROPERTY_WORDS.get(index.prop, index.prop)} {name} of length n"
+        seen_tensors |= tracer.tensor_names
     name = f.filename.rsplit("/", 1)[-1]
     return f"{name}:{f.lineno}: `{text}`" if text else f"{name}:{f.lineno}"
 
 
 def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
-          source: str | None = None, setup: Callable | None = None) -> Traced:
+          source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None) -> Traced:
+    missing = sorted(set(assume) - seen_tensors)
+    if missing:
+        reads = ", ".join(sorted(seen_tensors)) or "none"
+        raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: the program reads no closure or global "
+                         f"tensor named {missing[0]} (the tensors it reads: {reads})")
     """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
 
     ``setup(tracer, program)``, if given, returns the callable to run on each path (a
     factory call with symbolic parameters, for instance); default: ``program`` rebound.
     ``assumptions`` are Z3 facts about the arguments (ranges): a branch they rule out is
-    never run.
+    never run. ``n`` (the length term) is what a closure tensor looked up by a position
+    bounds (``n <= len``); ``assume`` maps a closure/global tensor's name to a
+    :class:`SymIndex` that stands for it (``--assume NAME=nondecreasing``).
+
+    Errors (one line, the user's line named): what the kit does not model or torch refuses
+    (``Untraceable``, ``CannotRun``) and anything the program raises on a feasible path are
+    :class:`TraceError`; a bound of the tracer (``TraceLimit``) or a spent time limit is
+    :class:`TraceUnknown`. A program that returns after an exception was raised inside it
+    (its own ``try``/``except``, around the tracer's signal or its own error) is refused:
+    only the path Python would take with real tensors may be traced, and the handler hides
+    which one that is.
     """
     files = [getattr(getattr(program, "__code__", None), "co_filename", "") or ""]
     pending: list[list[bool]] = [[]]
@@ -285,22 +741,23 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
         prefix = pending.pop()
         paths += 1
         if paths > max_paths:
-            raise TraceError(f"{source or 'the mask'}: more than {max_paths} branches on symbolic values "
-                             "(write the condition with & | and where() instead of if/else)")
+            raise TraceUnknown(f"{source or 'the mask'}: more than {max_paths} paths of branches on symbolic values "
+                               "(unknown; write the condition with & | and where() instead of if/else)")
         tracer = Tracer(assumptions)
         tracer.choices = list(prefix)
         try:
-            run = setup(tracer, program) if setup is not None else rebind(program, tracer)
-            bound = [type(a)(a.expr, tracer) if isinstance(a, Sym) else a for a in args]
-            for a in args:
-                if isinstance(a, SymIndex):
-                    a.tracer = tracer
-            result = run(*bound)
-            value = as_bool(result, "the mask's result")
-        except (Untraceable, TypeError, ValueError, AttributeError, IndexError, z3.Z3Exception) as exc:
-            where_ = _where_in(exc, files)
-            what = str(exc) if isinstance(exc, Untraceable) else f"{type(exc).__name__}: {exc}"
-            raise TraceError(f"{where_}: {what}".replace("\n", " ")) from None
+            with watch:
+                run = setup(tracer, program) if setup is not None else rebind(program, tracer)
+                watch.codes.update(codes)
+                bound = [_bound(a, tracer) for a in args]
+                result = run(*bound)
+                value = as_bool(result, "the mask's result")
+        except _limit_classes() as exc:
+            raise TraceUnknown(f"{_where_in(exc, files, codes)}: {exc} (unknown)".replace("\n", " ")) from None
+        except Untraceable as exc:
+            raise TraceError(f"{_where_in(exc, files, codes)}: {exc}".replace("\n", " ")) from None
+        except z3.Z3Exception as exc:
+            raise TraceError(f"{_where_in(exc, files, codes)}: not modelled (Z3: {exc})".replace("\n", " ")) from None
         except RecursionError:
             raise TraceError(f"{source or 'the mask'}: recursion too deep while tracing") from None
         joined.append(z3.And(tracer.path_condition(), value))
@@ -314,7 +771,34 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
             if tracer.branch_feasible(alternative, conds[:i + 1]):
                 pending.append(alternative)
     formula = z3.simplify(z3.Or(joined)) if len(joined) > 1 else z3.simplify(joined[0])
-    return Traced(formula, conditions, obligations, indexes, paths)
+    return Traced(formula, conditions, obligations, indexes, paths, constants, tensors)
+
+
+_PROPERTY_WORDS = {"nondecreasing": "nondecreasing", "bijection": "permutation", "backward": "parent array"}
+
+
+def _bound(a, tracer: Tracer):
+    """The argument ``a`` bound to this run's tracer (its dtype and bounds kept)."""
+    if isinstance(a, Sym):
+        out = copy.copy(a)
+        out.tracer = tracer
+        return out
+    if isinstance(a, SymIndex):
+        a.tracer = tracer
+    return a
+
+
+def _raises(exc: BaseException, files, codes, tracer: Tracer, positions: set) -> str:
+    """``file.py:LINE: `source`: the program raises KeyError: 'x' when w = 3`` (one line)."""
+    where_ = _where_in(exc, files, codes)
+    if isinstance(exc, AttributeError) and isinstance(getattr(exc, "obj", None), (Sym, SymIndex)):
+        return f"{where_}: .{exc.name} of a traced value is not modelled".replace("\n", " ")
+    if isinstance(exc, SystemExit):
+        what = f"calls sys.exit({clip(repr(exc.code), 40)})"
+    else:
+        text = clip(" ".join(str(exc).split()), 200)
+        what = f"raises {type(exc).__name__}" + (f": {text}" if text else "")
+    return f"{where_}: the program {what}{_values_when(tracer, positions)}"
 
 
 def symbols(*names: str) -> tuple[SymInt, ...]:
