@@ -77,64 +77,7 @@ class Traced:
 # --------------------------------------------------------------------------- shims
 
 
-class _Shim(types.SimpleNamespace):
-    """A stand-in for numpy or torch: the modelled functions, and a clear refusal for the rest."""
-
-    def __getattr__(self, name):
-        module = self.__dict__.get("_module_name", "module")
-        if name.startswith("__"):
-            raise AttributeError(name)
-
-        def refuse(*_a, **_k):
-            raise Untraceable(f"{module}.{name}() is not modelled")
-
-        return refuse
-
-
-def _logical_and(*xs):
-    out = xs[0]
-    for x in xs[1:]:
-        out = lift(out) & x
-    return out
-
-
-def _logical_or(*xs):
-    out = xs[0]
-    for x in xs[1:]:
-        out = lift(out) | x
-    return out
-
-
-def _logical_not(x):
-    return ~lift(x) if isinstance(x, Sym) else (not x)
-
-
-def _identity(x, *_, **__):
-    return x
-
-
-def _clamp(x, min=None, max=None):  # noqa: A002 (torch's keyword names)
-    out = x
-    if min is not None:
-        out = maximum(out, min)
-    if max is not None:
-        out = minimum(out, max)
-    return out
-
-
-def _abs(x):
-    return abs(lift(x))
-
-
-def _shim(name: str) -> _Shim:
-    return _Shim(_module_name=name, where=where, minimum=minimum, maximum=maximum, logical_and=_logical_and,
-                 logical_or=_logical_or, logical_not=_logical_not, asarray=_identity, tensor=_identity,
-                 as_tensor=_identity, array=_identity, clamp=_clamp, clip=_clamp, abs=_abs, bool_=bool, int64=int,
-                 int32=int, bool=bool, long=int)
-
-
-NUMPY_SHIM = _shim("numpy")
-TORCH_SHIM = _shim("torch")
+from hasse.solvers.symbolic.shims import NUMPY_SHIM, TORCH_SHIM, _Shim  # noqa: E402,F401 (the shims: A1)
 
 
 def _is_module(value, name: str) -> bool:
