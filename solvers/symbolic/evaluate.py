@@ -127,61 +127,125 @@ def _shrink(a, lo, hi) -> _V:
     return _V(a, None, lo, hi)
 
 
+class _Node:
+    """What evaluation needs of one Z3 term, read once (the Z3 API is slow to walk): see :func:`_compile`."""
+
+    __slots__ = ("expr", "kind", "name", "is_bool", "is_int", "width", "extract", "value", "exponent", "kids",
+                 "array_name")
+
+    def __init__(self, e, kids: list[int]):
+        self.expr = e
+        decl = e.decl()
+        self.kind = decl.kind()
+        self.name = decl.name()
+        sort = e.sort()
+        self.is_bool = sort.kind() == z3.Z3_BOOL_SORT
+        self.is_int = sort.kind() == z3.Z3_INT_SORT
+        self.width = sort.size() if sort.kind() == z3.Z3_BV_SORT else None
+        self.extract = tuple(e.params()) if self.kind == z3.Z3_OP_EXTRACT else None
+        self.value = None
+        if self.kind == z3.Z3_OP_ANUM:
+            if not z3.is_int_value(e):
+                raise Unevaluable(f"the real number {e}")
+            self.value = e.as_long()
+        elif self.kind == z3.Z3_OP_BNUM:
+            self.value = e.as_long()
+        self.exponent = None
+        if self.kind == z3.Z3_OP_POWER:
+            x = e.arg(1)
+            self.exponent = x.as_long() if z3.is_int_value(x) else None
+        self.array_name = None
+        if self.kind == z3.Z3_OP_SELECT:
+            arr = e.arg(0)
+            if z3.is_const(arr) and arr.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                self.array_name = arr.decl().name()
+        self.kids = kids
+
+    def size(self) -> int:
+        return self.width
+
+    def params(self) -> tuple:
+        return self.extract
+
+    @property
+    def sort_text(self) -> str:
+        return str(self.expr.sort())
+
+
+_COMPILED: dict = {}  # expr id -> (expr kept alive, nodes): a formula is walked once per process
+_COMPILED_MAX = 512
+
+
+def _compile(root) -> list[_Node]:
+    """The subterms of ``root`` in an order where each comes after its children (shared ones once)."""
+    key = root.get_id()
+    hit = _COMPILED.get(key)
+    if hit is not None and hit[0].eq(root):
+        return hit[1]
+    index: dict[int, int] = {}
+    nodes: list[_Node] = []
+    stack = [(root, False)]
+    while stack:
+        e, ready = stack.pop()
+        eid = e.get_id()
+        if eid in index:
+            continue
+        if z3.is_quantifier(e) or z3.is_var(e):
+            raise Unevaluable("a quantifier")
+        kids = e.children()
+        if not ready and kids:
+            stack.append((e, True))
+            stack.extend((c, False) for c in kids if c.get_id() not in index)
+            continue
+        index[eid] = len(nodes)
+        nodes.append(_Node(e, [index[c.get_id()] for c in kids]))
+    if len(_COMPILED) >= _COMPILED_MAX:
+        _COMPILED.clear()
+    _COMPILED[key] = (root, nodes)
+    return nodes
+
+
 class _Evaluator:
     def __init__(self, env: dict):
         self.env = env
-        self.memo: dict[int, _V] = {}
 
     # ------------------------------------------------------------ leaves
-    def leaf(self, e) -> _V:
-        name = e.decl().name()
+    def leaf(self, e: _Node) -> _V:
+        name = e.name
         if name not in self.env:
             raise Unevaluable(f"no value for {name}")
         value = self.env[name]
-        if z3.is_bool(e):
+        if e.is_bool:
             a = np.asarray(value)
             if a.dtype != bool:
                 a = a != 0
             return _V(a)
-        if z3.is_int(e):
+        if e.is_int:
             a, lo, hi = _int_array(value)
             return _V(a, None, lo, hi)
-        if z3.is_bv(e):
-            w = e.size()
+        if e.width is not None:
+            w = e.width
             a, _, _ = _int_array(value)
             return _V(_norm(a, w), None, None, None, w)
-        raise Unevaluable(f"{name} of sort {e.sort()}")
+        raise Unevaluable(f"{name} of sort {e.sort_text}")
 
     # ------------------------------------------------------------ the walk
     def value(self, root) -> _V:
-        stack = [(root, False)]
-        memo = self.memo
-        while stack:
-            e, ready = stack.pop()
-            key = e.get_id()
-            if key in memo:
-                continue
-            if z3.is_quantifier(e) or z3.is_var(e):
-                raise Unevaluable("a quantifier")
-            kids = e.children()
-            if not ready and kids:
-                stack.append((e, True))
-                stack.extend((c, False) for c in kids if c.get_id() not in memo)
-                continue
-            memo[key] = self.apply(e, [memo[c.get_id()] for c in kids])
-        return memo[root.get_id()]
+        nodes = _compile(root)
+        values: list[_V] = []
+        for node in nodes:
+            values.append(self.apply(node, [values[i] for i in node.kids]))
+        return values[-1]
 
-    def apply(self, e, args: list) -> _V:
-        kind = e.decl().kind()
+    def apply(self, e: _Node, args: list) -> _V:
+        kind = e.kind
         k = z3
         if kind == k.Z3_OP_ANUM:
-            if not z3.is_int_value(e):
-                raise Unevaluable(f"the real number {e}")
-            a, lo, hi = _int_array(e.as_long())
+            a, lo, hi = _int_array(e.value)
             return _V(a, None, lo, hi)
         if kind == k.Z3_OP_BNUM:
-            w = e.size()
-            return _V(_norm(np.asarray(e.as_long(), dtype=object), w), None, None, None, w)
+            w = e.width
+            return _V(_norm(np.asarray(e.value, dtype=object), w), None, None, None, w)
         if kind == k.Z3_OP_TRUE:
             return _V(np.asarray(True))
         if kind == k.Z3_OP_FALSE:
@@ -192,20 +256,19 @@ class _Evaluator:
             return self.select(e, args)
         fn = _OPS.get(kind)
         if fn is None:
-            raise Unevaluable(f"the operation {e.decl().name()} (in {_short(e)})")
+            raise Unevaluable(f"the operation {e.name} (in {_short(e.expr)})")
         return fn(e, args)
 
-    def lookup(self, e, args: list) -> _V:
-        name = e.decl().name()
+    def lookup(self, e: _Node, args: list) -> _V:
+        name = e.name
         if name not in self.env:
             raise Unevaluable(f"no table for the function {name}")
         return _read_table(np.asarray(self.env[name]), args, e, name)
 
-    def select(self, e, args: list) -> _V:
-        arr = e.arg(0)
-        if not (z3.is_const(arr) and arr.decl().kind() == z3.Z3_OP_UNINTERPRETED):
-            raise Unevaluable(f"a lookup into the array {_short(arr)}")
-        name = arr.decl().name()
+    def select(self, e: _Node, args: list) -> _V:
+        name = e.array_name
+        if name is None:
+            raise Unevaluable(f"a lookup into the array {_short(e.expr.arg(0))}")
         if name not in self.env:
             raise Unevaluable(f"no table for the array {name}")
         return _read_table(np.asarray(self.env[name]), args[1:], e, name)
@@ -232,14 +295,14 @@ def _read_table(table, args: list, e, name: str) -> _V:
     vals = table[tuple(idx)]
     if undef is not None and not np.any(undef):
         undef = None
-    if z3.is_bool(e):
+    if e.is_bool:
         return _V(vals.astype(bool), undef)
-    if z3.is_int(e):
+    if e.is_int:
         a, lo, hi = _int_array(vals)
         if undef is not None:
             lo, hi = _bounds_of(table.astype(object)) if table.size else (0, 0)
         return _V(a, undef, lo, hi)
-    raise Unevaluable(f"the function {name} of sort {e.sort()}")
+    raise Unevaluable(f"the function {name} of sort {e.sort_text}")
 
 
 # ---------------------------------------------------------------- Booleans
@@ -286,7 +349,7 @@ def _xor(e, args):
 
 def _ite(e, args):
     c, a, b = args
-    if z3.is_bool(e):
+    if e.is_bool:
         val = np.where(c.a, a.a, b.a)
         out = _V(val)
     elif a.width is not None:
@@ -457,9 +520,9 @@ def _abs(e, args):
 
 def _power(e, args):
     base, ex = args
-    if not z3.is_int_value(e.arg(1)) or e.arg(1).as_long() < 0:
-        raise Unevaluable(f"a power with exponent {e.arg(1)}")
-    k = e.arg(1).as_long()
+    if e.exponent is None or e.exponent < 0:
+        raise Unevaluable(f"a power with exponent {e.expr.arg(1)}")
+    k = e.exponent
     corners = [base.lo ** k, base.hi ** k] + ([0] if base.lo <= 0 <= base.hi else [])
     return _arith([base], min(corners), max(corners), lambda x: x ** k)
 
