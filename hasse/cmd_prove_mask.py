@@ -202,7 +202,7 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
 
             with deadline(timeout):
                 return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT, batch=batch,  # typed on the command line
-                                         assume=assume or None)
+                                         assume=assume or None, fallback=_torch_fallback())
         if source_kind(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)
@@ -214,6 +214,13 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
         raise InputError(_one_line(exc)) from None
     except TimeoutError as exc:  # theory.deadline, outside a trace (the catalogue's own work)
         raise TraceUnknownInput(f"{source}: tracing stopped at the time limit ({exc}): unknown") from None
+
+
+def _torch_fallback():
+    """The torch evaluator of a mask_mod that numpy cannot run (``hasse analyze``'s), or None without torch."""
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+
+    return torch_fallback_or_none()
 
 
 def symbolic_task(source: str, mask=None):
@@ -233,11 +240,13 @@ def symbolic_task(source: str, mask=None):
     check_same_size(task, mask)  # a mask of another size would make the claim hold vacuously: exit 2
     own = task.concrete
 
-    def concrete(n, **params):  # the concrete task at n, its mask replaced by MASK's at n (for the re-check)
+    def concrete(n, **params):  # the concrete task at n, its mask replaced by MASK's PROGRAM at n (the re-check)
+        from hasse.solvers.symbolic.recheck import mask_grid
+
         t = own(n, **params) if own is not None else None
         if t is None:
             return None
-        return dataclasses.replace(t, mask=mask.concrete(n, **{k: v for k, v in params.items() if k in mask.params}))
+        return dataclasses.replace(t, mask=mask_grid(mask, n, {k: v for k, v in params.items() if k in mask.params}))
 
     extra = [i for i in task.mask.indexes if all(i is not j for j in mask.indexes)]  # the task's own index
     if extra:  # tensors (packed's doc) stay declared: their axioms come with the mask's facts
@@ -517,9 +526,16 @@ def disagrees(obj: dict) -> bool:
     return bool(obj.get("recheck")) and "DISAGREE" in obj["recheck"].upper()
 
 
+def not_rechecked(obj: dict) -> bool:
+    """A proof whose re-check did not run (its program could not be run): not confirmed, so unknown (exit 3)."""
+    return obj["verdict"] == "proved" and str(obj.get("recheck") or "").startswith("not re-checked")
+
+
 def exit_code(obj: dict) -> int:
     if disagrees(obj):
         return 1
+    if not_rechecked(obj):
+        return 3
     return {"proved": 0, "refuted": 1, "unknown": 3}[obj["verdict"]]
 
 

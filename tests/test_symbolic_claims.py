@@ -439,10 +439,16 @@ def test_masks_over_index_tensors_rechecked_on_concrete_tensors():
     doc = symbolic_mask("document:causal=true")
     windowed = dataclasses.replace(doc, formula=z3.And(doc.formula, doc.q - doc.k <= 1))
     assert prove_dense(windowed).verdict == REFUTED
-    # the re-check of a (wrong) proof fires on the concrete tensors: one document of 3 is not dense
-    assert claims._concrete_dense(windowed, 3, {}, None).startswith("DISAGREES")
-    assert "doc = [0, 0, 0]" in claims._concrete_dense(windowed, 3, {}, None)
-    assert claims._concrete_equal(doc, windowed, 3, {}, None).startswith("DISAGREES")
+    # the re-check of a (wrong) proof fires on the concrete tensors: the formula is not the program
+    # (the catalogue's dense document mask) at doc = [0, 0, 0] ...
+    whole = claims._recheck_small(windowed, windowed.conditions, 12,
+                                  lambda n, ps: claims._concrete_dense(windowed, n, ps, None))
+    assert whole.startswith("DISAGREES: the traced formula and the program differ") and "doc = [0, 0, 0]" in whole
+    # ... and, read as its formula alone (no program), one document of 3 is not dense
+    formula_only = dataclasses.replace(windowed, program=None)
+    assert claims._concrete_dense(formula_only, 3, {}, None).startswith("DISAGREES")
+    assert "doc = [0, 0, 0]" in claims._concrete_dense(formula_only, 3, {}, None)
+    assert claims._concrete_equal(doc, formula_only, 3, {}, None).startswith("DISAGREES")
 
 
 def test_a_mask_with_empty_rows_says_how_it_reads_them():

@@ -205,7 +205,11 @@ def symbolic_mask(spec: str) -> SymbolicMask:
         if exc.source is not None:
             raise
         raise InputError(str(exc), source) from None
-    return _named_symbols(mask, shared, fixed_n=N in given) if shared else mask
+    mask = _named_symbols(mask, shared, fixed_n=N in given) if shared else mask
+    from hasse.solvers.symbolic.recheck import CatalogProgram
+
+    mask.program = CatalogProgram(source)  # the re-check runs the catalogue's builder and rule, not the formula
+    return mask
 
 
 def _named_symbols(mask: SymbolicMask, shared: dict[str, str], fixed_n: bool) -> SymbolicMask:
@@ -563,7 +567,8 @@ def index_instances(mask: SymbolicMask, n: int, limit: int = 8, seed: int = 0) -
 # --------------------------------------------------------------------------- a user's file
 
 
-def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None) -> SymbolicMask:
+def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None, fallback=None,
+                      batch: int | None = None, assume: dict | None = None) -> SymbolicMask:
     """The mask_mod ``fn`` of the file ``path`` (a name, or a factory call with literal arguments) for all ``n``.
 
     The file is loaded as ``hasse`` loads any mask_mod (:func:`theory.mask_mod.resolve_function`,
@@ -572,14 +577,24 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
     import, the factory call and the tracing are user code: one bounded run
     (:func:`theory.user_code.run_here`: rehearsed in a child, then here). What the tracer
     cannot model raises :class:`~solvers.symbolic.trace.TraceError` naming the file and line.
+    ``mask.program`` runs the file itself for the re-check (:class:`~solvers.symbolic.recheck.MaskModProgram`,
+    with ``fallback``: the torch evaluator the command line passes, as ``hasse analyze``).
+    ``heads``, ``batch`` and ``assume`` (closure tensors as index tensors) as in
+    :func:`~solvers.symbolic.mask.from_mask_mod`.
     """
     from hasse.theory.mask_mod import resolve_function
     from hasse.theory.user_code import require_permission, run_here
 
     source = f"{path}:{fn}"
     require_permission(code, source)
-    return run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads),
+    mask = run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads,
+                                          batch=batch, assume=assume),
                     source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
+    from hasse.solvers.symbolic.recheck import MaskModProgram
+
+    # the re-check runs this program as `hasse analyze FILE.py:fn --n N` does (fallback: torch, from the CLI)
+    mask.program = MaskModProgram(path, fn, source, code, heads, fallback)
+    return mask
 
 
 def free_names(mask: SymbolicMask) -> set[str]:

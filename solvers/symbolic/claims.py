@@ -66,7 +66,7 @@ from hasse.theory.limits import MAX_WALK_LAYERS, number_text
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 EXIT_CODES = {PROVED: 0, REFUTED: 1, UNKNOWN: 3}  # as `hasse prove`
 DEFAULT_TIMEOUT = 30.0  # seconds per solver call
-RECHECK_UPTO = 6  # a proved claim is re-checked concretely at every instance with n <= this
+RECHECK_UPTO = 12  # a proved claim is re-checked on the programs at the re-check's instances with n <= this
 
 
 @dataclass
@@ -83,8 +83,13 @@ class SymbolicVerdict:
 
     @property
     def exit_code(self) -> int:
-        """0 proved, 1 refuted, 3 unknown; 1 whenever the concrete re-check disagrees (a bug of the kit)."""
-        return 1 if self.disagrees else EXIT_CODES[self.verdict]
+        """0 proved, 1 refuted, 3 unknown; 1 whenever the concrete re-check disagrees (a bug of the kit);
+        3 for a proof whose re-check could not run its program ("not re-checked": not confirmed)."""
+        if self.disagrees:
+            return 1
+        if self.verdict == PROVED and (self.recheck or "").startswith("not re-checked"):
+            return 3
+        return EXIT_CODES[self.verdict]
 
     @property
     def disagrees(self) -> bool:
@@ -480,7 +485,8 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
         recheck = _recheck_small(mask_a, conds, recheck_upto,
-                                 lambda n, ps: _concrete_equal(mask_a, mask_b, n, ps, None), params)
+                                 lambda n, ps: _concrete_equal(mask_a, mask_b, n, ps, None), params,
+                                 masks=[mask_a, mask_b], on_plan=lambda pl: _equal_on_plan(mask_a, mask_b, pl))
         return SymbolicVerdict("equivalent", PROVED, statement, time.perf_counter() - start, None, recheck,
                                "same size and no pair (q, k) allowed by one and not the other")
     if status != SAT:
@@ -697,7 +703,7 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
         recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_leak(task, n, ps, None, None),
-                                 {**tparams, **_params_of(mask, inv)})
+                                 {**tparams, **_params_of(mask, inv)}, masks=[mask, inv])
         return SymbolicVerdict("leak-free", PROVED, statement, time.perf_counter() - start, None, recheck,
                                f"invariant {inv.name}: (1) M or I inside it, (2) transitive, (3) no predictor of t "
                                f"reaches a holder of t inside it")
@@ -777,7 +783,7 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
         recheck = _recheck_small(mask, conds, recheck_upto, lambda n, ps: _concrete_isolation(task, n, ps, None, None),
-                                 {**tparams, **_params_of(mask, inv)})
+                                 {**tparams, **_params_of(mask, inv)}, masks=[mask, inv])
         return SymbolicVerdict("isolation", PROVED, statement, time.perf_counter() - start, None, recheck,
                                f"invariant {inv.name}: (1), (2), and no two positions of different groups inside it")
     if status == SAT:
@@ -822,19 +828,52 @@ def _small_instances(mask: SymbolicMask, conds: list, upto: int, params: dict | 
     return sorted(out, key=lambda x: (x[0], sorted(x[1].items())))
 
 
-def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: dict | None = None) -> str | None:
-    """Run ``one(n, params)`` at each small instance; the first disagreement, or "confirmed at …"."""
-    instances = _small_instances(mask, conds, upto, params)
-    if not instances:
+def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: dict | None = None,
+                   masks: Sequence | None = None, on_plan: Callable | None = None) -> str | None:
+    """The re-check of a proof by the programs (:mod:`solvers.symbolic.recheck`).
+
+    1. the program of each mask in ``masks`` (default ``[mask]``) against its traced formula at
+       every instance of :func:`recheck.plan` (every n <= 64, constants ± 2, 2^k ± 1 sampled);
+    2. ``on_plan(plan)`` (an equivalence: the two programs at every instance);
+    3. the claim itself, ``one(n, params)``, on the programs' own grids at the plan's small
+       instances (``n <= upto``).
+
+    The first disagreement, or ``"confirmed: …"`` saying what ran; ``"not re-checked: …"`` when
+    a program could not run at all or no instance exists; None when ``upto <= 0`` (not asked).
+    """
+    if upto <= 0:
         return None
-    for n, ps in instances:
+    from hasse.solvers.symbolic import recheck
+
+    masks = list(masks) if masks else [mask]
+    params = _params_of(*masks) if params is None else params
+    try:
+        the_plan = recheck.plan(masks, conds, params)
+    except Exception as exc:  # a plan that cannot be made is said, never hidden
+        return f"not re-checked: {type(exc).__name__}: {' '.join(str(exc).split())}"
+    if not the_plan.grids and not the_plan.samples:
+        return "not re-checked: no instance of the side conditions among n <= 64, the constants ± 2 and 2^k ± 1"
+    problem = recheck.check_program(masks, the_plan)
+    if problem:
+        return problem
+    if on_plan is not None:
+        problem = on_plan(the_plan)
+        if problem:
+            return problem
+    claim = list(dict.fromkeys((p.n, p.params) for p in the_plan.claim if p.n <= upto))
+    for n, ps in claim:
         try:
-            result = one(n, ps)
+            result = one(n, dict(ps))
         except Exception as exc:  # a re-check that cannot run is reported, not hidden
-            return f"not re-checked: {type(exc).__name__}: {exc}"
+            return f"not re-checked: {type(exc).__name__}: {' '.join(str(exc).split())}"
         if result != "confirmed":
             return result
-    return f"confirmed at {len(instances)} instance(s) with n <= {upto}"
+    ran = [m for m in masks if getattr(m, "program", None) is not None]
+    what = "the program = the formula" if len(ran) == len(masks) else \
+        "the formula (no program to run)" if not ran else "the programs (where given) = the formulas"
+    claim_words = f"; the claim on the {'program' if ran else 'formula'} at {len(claim)} instance(s) with " \
+                  f"n <= {max(n for n, _ in claim)}" if claim else ""
+    return f"confirmed: {what} at {the_plan.words}{claim_words}"
 
 
 def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
@@ -865,13 +904,18 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
 def _grids(masks: list, n: int, params: dict, limit: int = 4) -> list[tuple[str, tuple]]:
     """``(label, (matrix, …))`` for each concrete instance of the masks' index tensors at ``n`` (one, without).
 
-    The instances are :func:`solvers.symbolic.catalog.index_instances` (extreme cases first,
-    then seeded), the same tensors for every mask; the label names them (`` with doc = [0, 0, 1]``).
+    Each matrix is the mask's PROGRAM at those values (``SymbolicMask.program``: the user's
+    mask_mod or the catalogue's builder), never its formula; a mask with no program (one built
+    in Python from a rule) is its formula evaluated (:func:`recheck.formula_grid`). The
+    instances are :func:`solvers.symbolic.catalog.index_instances` (extreme cases first, then
+    seeded), the same tensors for every mask; the label names them (`` with doc = [0, 0, 1]``).
     """
+    from hasse.solvers.symbolic.recheck import mask_grid
+
     names = {ix.name for m in masks for ix in m.indexes}
     if not names:
-        return [("", tuple(m.concrete(n, **_own(m, params)) for m in masks))]
-    from hasse.solvers.symbolic.catalog import fix_index, index_instances
+        return [("", tuple(mask_grid(m, n, _own(m, params)) for m in masks))]
+    from hasse.solvers.symbolic.catalog import index_instances
 
     carrier = max(masks, key=lambda m: len({ix.name for ix in m.indexes}))
     if {ix.name for ix in carrier.indexes} != names:
@@ -882,7 +926,7 @@ def _grids(masks: list, n: int, params: dict, limit: int = 4) -> list[tuple[str,
         fixed = []
         for m in masks:
             own = {k: v for k, v in inst.items() if k in {ix.name for ix in m.indexes}}
-            fixed.append((fix_index(m, **own) if own else m).concrete(n, **_own(m, params)))
+            fixed.append(mask_grid(m, n, _own(m, params), own))
         out.append((label, tuple(fixed)))
     return out
 
@@ -915,9 +959,18 @@ def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair
     return "confirmed"
 
 
+def _equal_on_plan(a: SymbolicMask, b: SymbolicMask, the_plan) -> str | None:
+    """Proved equivalent: the two programs agree at every instance of the re-check (samples at large n too)."""
+    from hasse.solvers.symbolic.recheck import equal_programs
+
+    return equal_programs(a, b, the_plan)
+
+
 def _concrete_sizes(a: SymbolicMask, b: SymbolicMask, n: int, params: dict) -> str:
+    from hasse.solvers.symbolic.recheck import mask_grid
+
     try:
-        sa, sb = a.concrete(n, **_own(a, params)).shape[0], b.concrete(n, **_own(b, params)).shape[0]
+        sa, sb = mask_grid(a, n, _own(a, params)).shape[0], mask_grid(b, n, _own(b, params)).shape[0]
     except Exception as exc:
         return f"not re-checked: {exc}"
     return "confirmed" if sa != sb else f"DISAGREES: both concrete masks have size {sa} at n = {n}{_ptext(params)}"

@@ -589,12 +589,13 @@ def _sample_positions(rng, size: int, consts: list, params: dict, masks: list, n
             except Unevaluable:
                 continue
             special |= {s + d for d in range(-2, 3)}
-    chosen = sorted(x for x in special if 0 <= x < size)[: SAMPLE // 2]
+    chosen = sorted(x for x in special if 0 <= x < size)
+    chosen = chosen[:3] + chosen[3:][-(SAMPLE // 2 - 3):] if len(chosen) > SAMPLE // 2 else chosen
     out = set(chosen)
-    while len(out) < min(SAMPLE, size):
+    while len(out) < min(SAMPLE, size) - 2:
         c = rng.randrange(size)
         out |= {x for x in (c - 1, c, c + 1) if 0 <= x < size}
-    return sorted(out)[:SAMPLE]
+    return sorted(out)
 
 
 def _span(values: list[int]) -> str:
