@@ -96,18 +96,12 @@ def _checks(tracer: Tracer) -> dict[str, Callable]:
 
     def require_int(name, value):
         if isinstance(value, SymInt):
-            if name.startswith("__"):
-                continue
             return value
         from hasse.theory.params import require_int as concrete
 
         return concrete(name, value)
 
     def at_least(low_of, concrete_name):
-            elif _is_array(value):
-                glb[name] = _tensor_value(name, value, tracer)
-            elif _library_function(value) is not None:
-                glb[name] = _library_function(value)
         """A check ``value >= low``: a side condition for a symbolic value, the kit's own check otherwise."""
         def check(name, value, *rest):
             value = require_int(name, value)
@@ -154,30 +148,23 @@ def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
         return fn
     memo = {} if memo is None else memo
     key = id(fn.__globals__)
-    codes = getattr(tracer, "codes", None)
-    if codes is not None:
-        codes.update(_codes_of(fn.__code__))
-    return out
-
-
-def _codes_of(code: types.CodeType) -> list:
-    """``code`` and the code objects nested in it (functions and lambdas it defines)."""
-    out, todo = [], [code]
-    while todo:
-        c = todo.pop()
-        out.append(c)
-        todo.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
     if key not in memo:
         glb = dict(fn.__globals__)
         memo[key] = glb
         checks = _checks(tracer)
         for name, value in list(glb.items()):
+            if name.startswith("__"):
+                continue
             if _is_module(value, "numpy"):
                 glb[name] = NUMPY_SHIM
             elif _is_module(value, "torch"):
                 glb[name] = TORCH_SHIM
             elif name in checks and callable(value):
                 glb[name] = checks[name]
+            elif _is_array(value):
+                glb[name] = _tensor_value(name, value, tracer)
+            elif _library_function(value) is not None:
+                glb[name] = _library_function(value)
         for name, value in list(glb.items()):
             if isinstance(value, types.FunctionType) and _traced_code(value):
                 glb[name] = (_rebound(value, glb, tracer, memo) if value.__globals__ is fn.__globals__
@@ -224,6 +211,19 @@ def _rebound(fn: types.FunctionType, glb: dict, tracer: Tracer, memo: dict) -> t
                         for name, c in zip(fn.__code__.co_freevars, fn.__closure__))
     out = types.FunctionType(fn.__code__, glb, fn.__name__, fn.__defaults__, closure)
     out.__kwdefaults__ = fn.__kwdefaults__
+    codes = getattr(tracer, "codes", None)
+    if codes is not None:
+        codes.update(_codes_of(fn.__code__))
+    return out
+
+
+def _codes_of(code: types.CodeType) -> list:
+    """``code`` and the code objects nested in it (functions and lambdas it defines)."""
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(x for x in c.co_consts if isinstance(x, types.CodeType))
     return out
 
 
@@ -397,13 +397,14 @@ class Table:
         return _make_value(expr, dtype, (low, high), tracer)
 
     def _position_condition(self, i, length: int) -> None:
-        """``n <= length`` as a side condition when the index ``i`` depends on a position (the tensor as given)."""
+        """``n <= length`` as a side condition when the index ``i`` is a position (``q``, ``q - 1``: the tensor
+        as given holds one value a position); any other index (``q + 1``, ``doc[q]``) only has its obligation."""
         tracer = self._tracer
         n, positions = getattr(tracer, "n", None), getattr(tracer, "positions", ())
         if n is None or not positions:
             return
-        names = {str(c) for c in _constants_in(i)}
-        if names & set(positions):
+        offsets = [z3.simplify(i - z3.Int(p)) for p in positions]  # the position itself, or minus a constant
+        if any(z3.is_int_value(d) and d.as_long() <= 0 for d in offsets):  # (q + 1 past the end: the obligation)
             cond = n <= length
             if not any(cond.eq(c) for c in tracer.assumptions):
                 tracer.assumptions.append(cond)
@@ -446,6 +447,63 @@ def _nested(values: np.ndarray, terms: list, dtype: str):
 
 
 def _make_value(expr, dtype: str, bounds: tuple, tracer: Tracer):
+    """A tensor value of the traced program: SymBool for bool, else SymInt (dtype and bounds where terms takes them)."""
+    if isinstance(expr, bool):
+        expr = z3.BoolVal(expr)
+    elif isinstance(expr, int):
+        expr = z3.IntVal(expr)
+    cls = SymBool if dtype == "bool" else SymInt
+    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
+        try:
+            return cls(expr, tracer, **kwargs)
+        except TypeError:
+            continue
+    return cls(expr, tracer)
+
+
+def _constants_in(expr) -> set:
+    out, todo, seen = set(), [expr], set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo.extend(e.children())
+    return out
+
+
+# --------------------------------------------------------------------------- tracing
+
+
+_KIT = os.path.dirname(os.path.abspath(__file__))
+
+
+def _user_frames(frames, files: Sequence[str], codes) -> list:
+    """The frames of the traced program (its code objects, else its files, else outside the tracer)."""
+    return ([f for f in frames if codes and f[1] in codes]
+            or [f for f in frames if any(f[0].filename.endswith(x) for x in files if x)]
+            or [f for f in frames if not os.path.abspath(f[0].filename).startswith(_KIT)])
+
+
+def _where_in(exc: BaseException, files: Sequence[str], codes=None) -> str:
+    """``file.py:LINE: `source``` of the innermost frame of the program in ``exc``'s traceback."""
+    frames, tb = [], exc.__traceback__
+    while tb is not None:
+        frames.append((traceback.FrameSummary(tb.tb_frame.f_code.co_filename, tb.tb_lineno,
+                                              tb.tb_frame.f_code.co_name), tb.tb_frame.f_code))
+        tb = tb.tb_next
+    chosen = _user_frames(frames, files, codes) or frames
+    return _line_text(chosen[-1][0]) if chosen else ""
+
+
+def _line_text(f) -> str:
+    text = (linecache.getline(f.filename, f.lineno) or "").strip()
+    name = f.filename.rsplit("/", 1)[-1]
+    return f"{name}:{f.lineno}: `{text}`" if text else f"{name}:{f.lineno}"
+
+
 def _running_line(files: Sequence[str], codes) -> str:
     """``file.py:LINE`` of the program's innermost frame running now (for obligations)."""
     frames, frame = [], sys._getframe(1)
@@ -550,69 +608,71 @@ def _deadline_spent() -> bool:
     return spent is not None and spent <= 0
 
 
-    """A tensor value of the traced program: SymBool for bool, else SymInt (dtype and bounds where terms takes them)."""
-    if isinstance(expr, bool):
-        expr = z3.BoolVal(expr)
-    elif isinstance(expr, int):
-        expr = z3.IntVal(expr)
-    cls = SymBool if dtype == "bool" else SymInt
-    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
-        try:
-            return cls(expr, tracer, **kwargs)
-        except TypeError:
-            continue
-    return cls(expr, tracer)
+def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
+          source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None) -> Traced:
+    """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
 
+    ``setup(tracer, program)``, if given, returns the callable to run on each path (a
+    factory call with symbolic parameters, for instance); default: ``program`` rebound.
+    ``assumptions`` are Z3 facts about the arguments (ranges): a branch they rule out is
+    never run. ``n`` (the length term) is what a closure tensor looked up by a position
+    bounds (``n <= len``); ``assume`` maps a closure/global tensor's name to a
+    :class:`SymIndex` that stands for it (``--assume NAME=nondecreasing``).
 
-def _constants_in(expr) -> set:
-    out, todo, seen = set(), [expr], set()
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
+    Errors (one line, the user's line named): what the kit does not model or torch refuses
+    (``Untraceable``, ``CannotRun``) and anything the program raises on a feasible path are
+    :class:`TraceError`; a bound of the tracer (``TraceLimit``) or a spent time limit is
+    :class:`TraceUnknown`. A program that returns after an exception was raised inside it
+    (its own ``try``/``except``, around the tracer's signal or its own error) is refused:
+    only the path Python would take with real tensors may be traced, and the handler hides
+    which one that is.
+    """
     from hasse.solvers.symbolic import terms
+    from hasse.theory.deadline import tick
 
-            continue
+    files = [getattr(getattr(program, "__code__", None), "co_filename", "") or ""]
     codes = _reachable_codes(program)
-    positions = {str(a.expr) for a in args if isinstance(a, SymInt)}
+    positions = {str(a.expr) for a in args if isinstance(a, SymInt)} - {"b0", "h0"}  # q, kv (a mask_mod's b, h: not)
     assume = dict(assume or {})
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(e)
-        todo.extend(e.children())
-    return out
+    pending: list[list[bool]] = [[]]
+    joined = []
+    conditions: list = []
+    obligations: list = []
+    indexes: list = []
     constants: set = set()
     tensors: dict = {}
     seen_tensors: set = set()
-
-
-# --------------------------------------------------------------------------- tracing
-
-
-_KIT = os.path.dirname(os.path.abspath(__file__))
-
-
-def _user_frames(frames, files: Sequence[str], codes) -> list:
+    paths = 0
+    while pending:
+        prefix = pending.pop()
+        paths += 1
+        if paths > max_paths:
+            raise TraceUnknown(f"{source or 'the mask'}: more than {max_paths} paths of branches on symbolic values "
+                               "(unknown; write the condition with & | and where() instead of if/else)")
+        tracer = Tracer(assumptions)
+        tracer.choices = list(prefix)
         tracer.codes = codes
         tracer.where = lambda: _running_line(files, codes)
         tracer.n, tracer.positions, tracer.assume = n, positions, assume
         tracer.tables, tracer.tensor_names = {}, set()
         watch = _Handlers(codes)
         terms._RUNNING.append(tracer)
-    """The frames of the traced program (its code objects, else its files, else outside the tracer)."""
-    return ([f for f in frames if codes and f[1] in codes]
-            or [f for f in frames if any(f[0].filename.endswith(x) for x in files if x)]
-            or [f for f in frames if not os.path.abspath(f[0].filename).startswith(_KIT)])
-
-
-def _where_in(exc: BaseException, files: Sequence[str], codes=None) -> str:
-    """``file.py:LINE: `source``` of the innermost frame of the program in ``exc``'s traceback."""
-    frames, tb = [], exc.__traceback__
-    while tb is not None:
-        frames.append((traceback.FrameSummary(tb.tb_frame.f_code.co_filename, tb.tb_lineno,
-                                              tb.tb_frame.f_code.co_name), tb.tb_frame.f_code))
-        tb = tb.tb_next
-    chosen = _user_frames(frames, files, codes) or frames
-    return _line_text(chosen[-1][0]) if chosen else ""
+        try:
+            tick()  # a given --timeout bounds tracing (one tick a path; Tracer.decide ticks each decision)
+            with watch:
+                run = setup(tracer, program) if setup is not None else rebind(program, tracer)
+                bound = [_bound(a, tracer) for a in args]
+                result = run(*bound)
+                value = as_bool(result, "the mask's result")
+        except _limit_classes() as exc:
+            raise TraceUnknown(f"{_where_in(exc, files, codes)}: {exc} (unknown)".replace("\n", " ")) from None
+        except Untraceable as exc:
+            inside = " (inside the program's try/except: its handler is not modelled)" if watch.seen else ""
+            raise TraceError(f"{_where_in(exc, files, codes)}: {exc}{inside}".replace("\n", " ")) from None
+        except z3.Z3Exception as exc:
+            raise TraceError(f"{_where_in(exc, files, codes)}: not modelled (Z3: {exc})".replace("\n", " ")) from None
+        except RecursionError:
+            raise TraceError(f"{source or 'the mask'}: recursion too deep while tracing") from None
         except (MemoryError, InputError):
             raise
         except TimeoutError as exc:
@@ -633,10 +693,10 @@ def _where_in(exc: BaseException, files: Sequence[str], codes=None) -> str:
                     else f"{type(first).__name__}" + (f": {clip(str(first), 80)}" if str(first) else ""))
             raise TraceError(f"{at}: the program catches {what} (a try/except around traced code): not modelled; "
                              "only the path Python runs with real tensors may be traced".replace("\n", " "))
-
-
-def _line_text(f) -> str:
-    text = (linecache.getline(f.filename, f.lineno) or "").strip()
+        joined.append(z3.And(tracer.path_condition(), value))
+        conditions.extend(c for c in tracer.assumptions[len(assumptions):] if not any(c.eq(x) for x in conditions))
+        obligations.extend(tracer.obligations)
+        indexes.extend(a for a in args if isinstance(a, SymIndex) and a not in indexes)
         indexes.extend(a for a in assume.values() if a.lookups and a not in indexes)
         constants.update(getattr(tracer, "constants", ()) or ())
         for name, length in tracer.tables.items():
@@ -645,74 +705,17 @@ def _line_text(f) -> str:
             if index.lookups:
                 tensors[name] = f"every {_PROPERTY_WORDS.get(index.prop, index.prop)} {name} of length n"
         seen_tensors |= tracer.tensor_names
-    name = f.filename.rsplit("/", 1)[-1]
-    return f"{name}:{f.lineno}: `{text}`" if text else f"{name}:{f.lineno}"
-
-
-def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
-          source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None) -> Traced:
-    missing = sorted(set(assume) - seen_tensors)
-    if missing:
-        reads = ", ".join(sorted(seen_tensors)) or "none"
-        raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: the program reads no closure or global "
-                         f"tensor named {missing[0]} (the tensors it reads: {reads})")
-    """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
-
-    ``setup(tracer, program)``, if given, returns the callable to run on each path (a
-    factory call with symbolic parameters, for instance); default: ``program`` rebound.
-    ``assumptions`` are Z3 facts about the arguments (ranges): a branch they rule out is
-    never run. ``n`` (the length term) is what a closure tensor looked up by a position
-    bounds (``n <= len``); ``assume`` maps a closure/global tensor's name to a
-    :class:`SymIndex` that stands for it (``--assume NAME=nondecreasing``).
-
-    Errors (one line, the user's line named): what the kit does not model or torch refuses
-    (``Untraceable``, ``CannotRun``) and anything the program raises on a feasible path are
-    :class:`TraceError`; a bound of the tracer (``TraceLimit``) or a spent time limit is
-    :class:`TraceUnknown`. A program that returns after an exception was raised inside it
-    (its own ``try``/``except``, around the tracer's signal or its own error) is refused:
-    only the path Python would take with real tensors may be traced, and the handler hides
-    which one that is.
-    """
-    files = [getattr(getattr(program, "__code__", None), "co_filename", "") or ""]
-    pending: list[list[bool]] = [[]]
-    joined = []
-    conditions: list = []
-    obligations: list = []
-    indexes: list = []
-    paths = 0
-    while pending:
-        prefix = pending.pop()
-        paths += 1
-        if paths > max_paths:
-            raise TraceUnknown(f"{source or 'the mask'}: more than {max_paths} paths of branches on symbolic values "
-                               "(unknown; write the condition with & | and where() instead of if/else)")
-        tracer = Tracer(assumptions)
-        tracer.choices = list(prefix)
-        try:
-            with watch:
-                run = setup(tracer, program) if setup is not None else rebind(program, tracer)
-                watch.codes.update(codes)
-                bound = [_bound(a, tracer) for a in args]
-                result = run(*bound)
-                value = as_bool(result, "the mask's result")
-        except _limit_classes() as exc:
-            raise TraceUnknown(f"{_where_in(exc, files, codes)}: {exc} (unknown)".replace("\n", " ")) from None
-        except Untraceable as exc:
-            raise TraceError(f"{_where_in(exc, files, codes)}: {exc}".replace("\n", " ")) from None
-        except z3.Z3Exception as exc:
-            raise TraceError(f"{_where_in(exc, files, codes)}: not modelled (Z3: {exc})".replace("\n", " ")) from None
-        except RecursionError:
-            raise TraceError(f"{source or 'the mask'}: recursion too deep while tracing") from None
-        joined.append(z3.And(tracer.path_condition(), value))
-        conditions.extend(c for c in tracer.assumptions[len(assumptions):] if not any(c.eq(x) for x in conditions))
-        obligations.extend(tracer.obligations)
-        indexes.extend(a for a in args if isinstance(a, SymIndex) and a not in indexes)
         decisions = [d for _, d in tracer.taken]
         conds = [c for c, _ in tracer.taken]
         for i in range(len(prefix), len(decisions)):
             alternative = decisions[:i] + [not decisions[i]]
             if tracer.branch_feasible(alternative, conds[:i + 1]):
                 pending.append(alternative)
+    missing = sorted(set(assume) - seen_tensors)
+    if missing:
+        reads = ", ".join(sorted(seen_tensors)) or "none"
+        raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: the program reads no closure or global "
+                         f"tensor named {missing[0]} (the tensors it reads: {reads})")
     formula = z3.simplify(z3.Or(joined)) if len(joined) > 1 else z3.simplify(joined[0])
     return Traced(formula, conditions, obligations, indexes, paths, constants, tensors)
 
