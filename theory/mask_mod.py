@@ -447,7 +447,7 @@ def evaluate_mask_mod(fn: Callable, n: int, *, source: str = "mask_mod", fallbac
     q_idx = np.arange(n, dtype=np.int64)[:, None]  # (n, 1)
     kv_idx = np.arange(keys, dtype=np.int64)[None, :]  # (1, K)
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore", divide="raise"):  # an integer // or % by 0: torch raises, numpy gave 0
             result = fn(zero, zero, q_idx, kv_idx)
     except MemoryError as exc:  # beyond the address space user code may take (theory.user_code): torch would not fare better
         raise InputError(user_raised(f"mask_mod {_name(fn)}", exc), source) from None
