@@ -147,7 +147,7 @@ def b_cancels(b, h, q_idx, kv_idx):
 
 
 def h_cancels(b, h, q_idx, kv_idx):
-    return (kv_idx <= q_idx) & (h * 0 == 0)
+    return (kv_idx <= q_idx) & (h * h >= 0)  # true at every h < 2^31 (no overflow), but h is in the formula
 
 
 def reads_h(b, h, q_idx, kv_idx):

@@ -43,7 +43,9 @@ from typing import Callable, Sequence
 
 import z3
 
-from hasse.solvers.symbolic.mask import N, SymbolicMask, _free_constants, describe_conditions, from_mask_mod, from_rule
+from hasse.solvers.symbolic.mask import (N, SymbolicMask, _free_constants, _input, describe_conditions, from_mask_mod,
+                                         from_rule)
+from hasse.theory.limits import MAX_SYMBOLIC_VALUE
 from hasse.solvers.symbolic.terms import SymBool, SymIndex, SymInt, Untraceable, as_int
 from hasse.solvers.symbolic.trace import Traced, TraceError, rebind, trace
 from hasse.theory.errors import InputError
@@ -379,7 +381,7 @@ def _closure_rule(rule: Callable, values: dict) -> Callable:
 def _indexed(name: str, source: str, given: dict, defaults: dict) -> SymbolicMask:
     n = z3.Int(N)
     q, k = z3.Int("q0"), z3.Int("k0")
-    conditions = [n >= 1]
+    conditions = [n >= 1, n <= MAX_SYMBOLIC_VALUE]  # the domain bound of every statement (theory.limits)
     params: dict = {}
     if name == "document":
         causal = bool(given.get("causal", defaults.get("causal", False)))
@@ -406,7 +408,7 @@ def _indexed(name: str, source: str, given: dict, defaults: dict) -> SymbolicMas
             p_term = z3.IntVal(prefix)
         else:
             params["prefix"] = p_term = p
-            conditions.append(p >= 0)
+            conditions += [p >= 0, p <= MAX_SYMBOLIC_VALUE]
         index = Ancestry(SymInt(n, None))
         size, streams = p_term + n, (("p", z3.IntVal(0)), ("t", p_term))
 
@@ -427,8 +429,9 @@ def _indexed(name: str, source: str, given: dict, defaults: dict) -> SymbolicMas
         return rebind(program(tracer), tracer)
 
     inside = [q >= 0, k >= 0, q < size, k < size, *conditions]
-    traced: Traced = trace(program, [SymInt(q, None), SymInt(k, None)], setup=setup, source=source,
-                           assumptions=inside)
+    high = 3 * MAX_SYMBOLIC_VALUE  # sizes n, 2n, p + n under the domain bound: positions are int64 tensors below it
+    positions = [_input(q, (0, high), "int64"), _input(k, (0, high), "int64")]
+    traced: Traced = trace(program, positions, setup=setup, source=source, assumptions=inside, n=n)
     conds = conditions + [c for c in traced.conditions if not any(c.eq(x) for x in conditions)]
     mask = SymbolicMask(source, n, z3.simplify(size) if isinstance(size, z3.ExprRef) else size, params,
                         traced.formula, q, k, conds, traced.obligations, [index], streams,
@@ -512,7 +515,8 @@ def fix_index(mask: SymbolicMask, **values: Sequence[int]) -> SymbolicMask:
                    conditions=[sub(c) for c in mask.conditions],
                    obligations=[(sub(o), why) for o, why in mask.obligations], indexes=left,
                    streams=tuple((s, sub(p)) for s, p in mask.streams),
-                   statement=_statement(n_value, mask.params, mask.conditions, True))
+                   statement=_statement(n_value, mask.params, [c for c in map(sub, mask.conditions)
+                                                               if not z3.is_true(c)], True))
 
 
 def index_instances(mask: SymbolicMask, n: int, limit: int = 8, seed: int = 0) -> list[dict[str, list[int]]]:
