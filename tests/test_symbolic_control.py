@@ -160,6 +160,25 @@ def divides_by_h(b, h, q_idx, kv_idx):
 
 def under_1000(b, h, q_idx, kv_idx):
     return (kv_idx <= q_idx) & (q_idx < 1000)
+
+
+W = torch.tensor(3)
+OFFSETS = torch.tensor([0, 2, 5])
+
+
+def zero_d(b, h, q_idx, kv_idx):
+    return (W - (q_idx - kv_idx) > 0) & (kv_idx <= q_idx)
+
+
+def element_item(b, h, q_idx, kv_idx):
+    return (q_idx - kv_idx < OFFSETS[1].item()) & (OFFSETS[1] + kv_idx <= q_idx + 2)
+
+
+from torch import where as torch_where  # noqa: E402
+
+
+def where_by_name(b, h, q_idx, kv_idx):
+    return torch_where(kv_idx <= q_idx, q_idx - kv_idx < 2, False)
 '''
 
 
@@ -355,6 +374,16 @@ def test_attention_gym_in_site_packages_is_traced():
     mask = from_mask_mod("gym window", fn)
     for n in (1, 2, 5, 9):
         assert np.array_equal(formula_grid(mask, n), torch_grid(fn, n)), n
+
+
+@pytest.mark.parametrize("name", ["zero_d", "element_item", "where_by_name"])
+def test_0_d_tensors_concrete_elements_and_functions_imported_by_name(progs, name):
+    """A 0-d tensor is a number, a concrete element is torch's own (its .item() runs), ``from torch import where``
+    is the shim's: each equal to torch (before: refused, or torch's real where on traced values)."""
+    fn = load(progs, name)
+    mask = from_mask_mod(name, fn)
+    for n in range(1, 9):
+        assert np.array_equal(formula_grid(mask, n), torch_grid(fn, n)), (name, n)
 
 
 # --------------------------------------------------------------------------- 5. closure tensors

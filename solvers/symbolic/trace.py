@@ -268,6 +268,8 @@ def _is_array(value) -> bool:
 def _tensor_value(name: str, value, tracer: Tracer):
     """What the traced program sees for the closure/global tensor ``name``: a :class:`Table` of its
     values, or the index tensor declared for it by ``--assume NAME=…`` (``tracer.assume``)."""
+    if getattr(value, "ndim", 0) == 0:  # a 0-d tensor is a number: torch's own arithmetic with it is modelled
+        return value
     seen = getattr(tracer, "tensor_names", None)
     if seen is not None:
         seen.add(name)
@@ -353,11 +355,11 @@ class Table:
         return self._lookup(pending)
 
     def _concrete(self, element):
+        """A concrete read: a row stays a table; an element is torch's (numpy's) own 0-d value, as the program
+        would get it (its arithmetic with a traced value defers to the traced value; ``.item()`` works)."""
         if _is_array(element) and getattr(element, "ndim", 0) > 0:
             return Table(self._name, element, self._tracer)
-        arr, dtype = _values_of(np.asarray(element) if not isinstance(element, np.ndarray) else element)
-        v = arr.item() if hasattr(arr, "item") else arr
-        return _make_value(bool(v) if dtype == "bool" else int(v), dtype, (v, v), self._tracer)
+        return element
 
     def _lookup(self, keys: tuple):
         from hasse.theory.deadline import tick
