@@ -152,13 +152,17 @@ class Tracer:
 
     def may_leave(self, expr, low: int, high: int) -> bool:
         """Whether ``expr`` can lie outside ``[low, high]`` on this path under the assumptions (unknown: True)."""
+        return self.possible(z3.Or(expr < low, expr > high))
+
+    def possible(self, cond) -> bool:
+        """Whether ``cond`` can hold on this path under the assumptions (a time limit; unknown: True)."""
         if self._range is None:
             self._range = z3.Solver()
             self._range.set("timeout", RANGE_MS)
         self._range_count += 1
         self._range.push()
         self._range.add(*self.assumptions)  # the assumptions grow as checks record side conditions
-        self._range.add(self.path_condition(), z3.Or(expr < low, expr > high))
+        self._range.add(self.path_condition(), cond)
         answer = self._range.check()
         self._range.pop()
         return answer != z3.unsat
@@ -837,8 +841,20 @@ def _divisor(y, yl, yh, tracer, python: bool, library: str):
         return y
     if tracer is None:
         raise Untraceable("a division by a value that may be 0, outside a trace")
-    tracer.oblige(y != 0, "the divisor is 0")
+    if tracer.possible(y == 0):  # else the assumptions (domain, side conditions) exclude it: no obligation
+        tracer.oblige(y != 0, "the divisor is 0")
     return y
+
+
+def _sign(y, yl, yh, tracer):
+    """A narrower interval for a divisor from the assumptions: ``(0, yh)`` when it cannot be negative."""
+    if (yl is not None and yl >= 0) or (yh is not None and yh <= 0) or tracer is None:
+        return yl, yh
+    if not tracer.possible(y < 0):
+        return 0, yh
+    if not tracer.possible(y > 0):
+        return yl, 0
+    return yl, yh
 
 
 def _floor_div(x, y, yl, yh):
@@ -873,6 +889,7 @@ def _exact(op, x, xl, xh, y, yl, yh, tracer, python: bool, library: str):
         lo, hi = _corners(xl, xh, yl, yh, lambda a, b: a * b)
         return x * y, lo, hi
     y = _divisor(y, yl, yh, tracer, python, library)
+    yl, yh = _sign(y, yl, yh, tracer)
     if op == "//":
         if xl is not None and xl >= 0 and yl is not None and yl >= 1 and xh is not None and yh is not None:
             lo, hi = xl // yh, xh // yl
