@@ -398,3 +398,39 @@ def run_proof(copy: Path, theorem: str, n: int, method: str = "exhaustive", time
     """The proof script of ``theorem`` on the kit in ``copy``: ``python -m hasse.proofs.<theorem> --json``."""
     return run_kit(copy, "--n", str(n), "--method", method, "--json", module=f"hasse.proofs.{theorem}",
                    timeout=timeout)
+
+
+# ---- issue 21: semantic bugs planted in the symbolic prover (tests/test_tracer_mutations.py) ----------------
+# Each is caught by the adversarial corpus judged against brute force (never by a theorem: theorem "", n 0).
+# Entries named "group:part" are planted together.
+TRACER_MUTATIONS = (
+    Mutation("floor_as_trunc", "solvers/symbolic/terms.py",
+             "return _floor_div(x, y, yl, yh), lo, hi", "return _trunc_div(x, y, xl, xh, yl, yh), lo, hi",
+             "", 0, "'//' on tensors modelled as truncation (C division) instead of torch's floor",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("int64_no_wrap", "solvers/symbolic/terms.py",
+             "return _wrap(expr, BITS[dtype]), low, high", "return expr, lo, hi",
+             "", 0, "int64/int32 results never wrap (Z3 integers): q * 2**62 >= kv * 2**62 reads as causal",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("bool_sum_as_int", "solvers/symbolic/terms.py",
+             "return SymBool(z3.Or(A.expr, B.expr), tracer, BOOL)",
+             "return SymInt(z3.If(A.expr, 1, 0) + z3.If(B.expr, 1, 0), tracer, INT64)",
+             "", 0, "bool + bool as integer addition (torch gives a bool: a logical or)",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("obligation_as_hypothesis:facts", "solvers/symbolic/mask.py", "out = []",
+             "out = [z3.substitute(ob, (self.q, _term(q)), (self.k, _term(k))) for ob, _w in self.obligations "
+             "for q, k in pairs]",
+             "", 0, "the obligations (a divisor is not 0 …) added to every query as hypotheses",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("obligation_as_hypothesis:skip", "solvers/symbolic/claims.py", "if not mask.obligations:", "if True:",
+             "", 0, "… and the check that they hold on the whole domain skipped",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("recheck_reads_formula:program", "solvers/symbolic/catalog.py",
+             "mask.program = MaskModProgram(path, fn, source, code, heads, fallback)", "mask.program = None",
+             "", 0, "the re-check evaluates the traced formula, never the user's mask_mod",
+             tests=("tests/test_tracer_mutations.py",)),
+    Mutation("recheck_reads_formula:bool_sum", "solvers/symbolic/terms.py",
+             "return SymBool(z3.Or(A.expr, B.expr), tracer, BOOL)",
+             "return SymInt(z3.If(A.expr, 1, 0) + z3.If(B.expr, 1, 0), tracer, INT64)",
+             "", 0, "with a tracer bug for the formula re-check to miss", tests=("tests/test_tracer_mutations.py",)),
+)

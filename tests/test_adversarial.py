@@ -25,6 +25,7 @@ black box, through ``hasse.cli.main`` in a forked child under a wall-clock bound
   (n <= the bound the statement names, when it names one);
 - exit 1 (refuted): the counterexample's n is the oracle's smallest failing n (a counterexample beyond
   N is re-checked on the pair for equiv); "smaller may exist" wording allows a larger n;
+- exit 1 with a re-check that DISAGREES is the kit reporting a bug of itself: a failure too;
 - exit 2 (refused) or 3 (unknown): fine for a program that raises or is marked ``maybe``, a failure for
   an ordinary program that runs at every n (the kit should decide it);
 - never a traceback, another exit code, more than one line on stderr with exit 2, or a hang.
@@ -317,12 +318,12 @@ def judge_one(case: Case, result, expect: Expect, oracle) -> Judgement:
         if expect.fail is not None and expect.fail <= limit:
             return Judgement(False, "FALSE-PROOF", f"exit 0 ({data.get('statement')!r}) but {truth}", data)
         return Judgement(True, "proved-right", truth, data)
-    if code == 1 and data.get("verdict") != "refuted":  # a verdict the kit's own re-check disagrees with
-        if expect.fail is not None and expect.fail <= case.N:
-            return Judgement(True, "disagrees-right", f"verdict {data.get('verdict')}, re-check "
-                             f"{data.get('recheck')!r:.200}; {truth}", data)
-        return Judgement(False, "DISAGREES-ON-TRUE", f"verdict {data.get('verdict')}, re-check "
-                         f"{data.get('recheck')!r:.300}; but {truth}", data)
+    if code == 1 and (data.get("verdict") != "refuted" or "DISAGREES" in str(data.get("recheck"))):
+        # the kit's own re-check disagrees with its verdict: the kit reports a bug of itself (a mis-trace the
+        # re-check caught, or a re-check that is wrong); never a right answer, though not a false proof either
+        caught = expect.fail is not None and expect.fail <= case.N
+        return Judgement(False, "DISAGREES-CAUGHT" if caught else "DISAGREES-ON-TRUE",
+                         f"verdict {data.get('verdict')}, re-check {data.get('recheck')!r:.300}; {truth}", data)
     if code == 1:
         cx = data.get("counterexample") or {}
         n = cx.get("n")
