@@ -99,6 +99,8 @@ def test_a_planted_tracer_bug_is_caught(group, oracle, tmp_path):
     table = "\n".join(f"  {i}: clean {a.category}, mutated {b.category}: {b.message[:300]}" for i, a, b in rows)
     assert all(a.ok for _, a, _ in rows), f"the clean kit is wrong on a program of this group:\n{table}"
     assert any(not b.ok for _, _, b in rows), f"{group}: no program notices the planted bug:\n{table}"
+    broken = [i for i, _, b in rows if b.category in ("CRASH", "HANG", "BAD-JSON", "NOT-ONE-LINE")]
+    assert not broken, f"{group}: the mutated copy crashes (the entry plants a broken line, not a semantic bug):\n{table}"
     false_proofs = [i for i, _, b in rows if b.category == "FALSE-PROOF"]
     if group in FALSE_PROOF_EXPECTED:
         assert false_proofs, f"{group}: the tracer bug did not reach a proof with the re-check on the formula:\n{table}"
