@@ -21,9 +21,12 @@ Statement. For every length ``m = 1 … n``:
   :func:`solvers.symbolic.mask.from_mask_mod`: the formula at every ``(q, k)`` equals the
   program run on index arrays (``q`` a column, ``k`` a row: ``& | ~`` act on bool arrays, as
   on FlexAttention's tensors), and so does the kit's grid of it
-  (:func:`theory.mask_mod.evaluate_mask_mod`); a program that branches on its values (``if``,
-  ``and``, chained comparisons) cannot run on arrays and is called on Python integers
-  (``bool(fn(0, h, q, k))``); always the union over ``h``.
+  (:func:`theory.mask_mod.evaluate_mask_mod`); always the union over ``h``. A program that
+  branches on its values (``if``, ``and``, chained comparisons) cannot run on tensors (torch
+  and numpy raise; issue 21): the tracer must refuse it as a tensor used as a truth value;
+- a rule factory that branches on its parameter (:func:`make_paths`: ``if``/``elif`` on ``w``
+  and ``n``, Python values, so every path is run), traced with ``n`` and ``w`` symbolic, equals
+  the factory run on index arrays at every ``w = 0 … m + 2``.
 
 For ``n >= 6`` the orders and parent arrays are a seeded sample of 120 per length (the
 verdict line says "sample … not a full proof"); everything else stays complete.
@@ -392,9 +395,16 @@ def program_problem(name: str, m: int) -> dict | None:
     _, fn, heads, arrays = next(p for p in PROGRAMS if p[0] == name)
     where = {"mask_mod": name, "m": m}
     sm, error = safely(lambda: traced_program(name))
+    if not arrays:  # it branches on its tensors: torch raises there (issue 21), so the tracer must refuse it
+        _, raised = safely(lambda: on_arrays(fn, heads, max(m, 2)))
+        if raised is None:
+            return where | {"problem": "a program that branches on its values ran on index arrays"}
+        if error is None or "truth value" not in error:
+            return where | {"problem": f"traced a program that cannot run on tensors ({error or 'no error'})"}
+        return None
     if error:
         return where | {"problem": f"tracing raised {error}"}
-    want = on_arrays(fn, heads, m) if arrays else on_integers(fn, heads, m)
+    want = on_arrays(fn, heads, m)
     subs = [(sm.n, z3.IntVal(m))]
     if not all(value(c, subs) is True for c in sm.conditions):
         return where | {"problem": f"the side conditions refuse n = {m}", "conditions": [str(c) for c in sm.conditions]}
@@ -411,6 +421,44 @@ def program_problem(name: str, m: int) -> dict | None:
         if error or not np.array_equal(union, want):
             return where | {"problem": "the numpy grid differs from the program on integers",
                             "grid": error or union.astype(int).tolist(), "program": want.astype(int).tolist()}
+    return None
+
+
+def make_paths(n, w):
+    """A rule factory that branches on its parameter: paths on a Python-level symbolic value (every branch run)."""
+    if w >= 3:
+        def rule(q, k):
+            return (k <= q) & (q - k < w)
+    elif w == 2 or w > n:
+        def rule(q, k):
+            return (k <= q) & ((q - k) % 2 == 0)
+    else:
+        def rule(q, k):
+            return k == q
+    return rule
+
+
+@lru_cache(maxsize=None)
+def traced_paths():
+    from hasse.solvers.symbolic.mask import from_rule
+
+    return from_rule("make_paths", make_paths, params={"n": None, "w": None})
+
+
+def paths_problem(m: int) -> dict | None:
+    """``make_paths`` traced with ``n`` and ``w`` symbolic equals the factory run on index arrays at ``w = 0 … m + 2``."""
+    z3 = _z3()
+    sm, error = safely(traced_paths)
+    if error:
+        return {"factory": "make_paths", "problem": f"tracing raised {error}"}
+    q, k = np.arange(m)[:, None], np.arange(m)[None, :]
+    for w in range(m + 3):
+        want = np.broadcast_to(np.asarray(make_paths(m, w)(q, k), dtype=bool), (m, m))
+        got = grid(sm, [(sm.n, z3.IntVal(m)), (sm.params["w"], z3.IntVal(w))], m)
+        if isinstance(got, str):
+            return {"factory": "make_paths", "w": w, "problem": got}
+        if not np.array_equal(got, want):
+            return {"factory": "make_paths", "w": w} | _first_difference(got, want)
     return None
 
 
@@ -440,6 +488,10 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
             found = program_problem(name, m)
             if found:
                 return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
+        counter[0] += 1
+        found = paths_problem(m)
+        if found:
+            return Outcome(REFUTED, counter[0], counterexample={"m": m} | found, details=details)
     details["engine_seconds"] = round(time.monotonic() - start, 4)
     reason = (f"sample: {SAMPLE} orders and parent arrays per length above {FULL_UPTO} (seed {SEED}), not a full "
               "proof" if n > FULL_UPTO else None)
