@@ -452,9 +452,12 @@ def _walk_search(fn, task, verdict, hops: int, timeout):
     """An every-depth verdict left unknown by a failing invariant, settled by a real walk where one exists.
 
     A leak (or a crossing) within ``hops`` layers is one at every depth from there on, so a
-    refutation by walks refutes the every-depth claim; its counterexample is the smallest n
-    among walks of at most ``hops`` hops (a longer walk could need fewer positions: said in
-    the reason). No walk found: the verdict stays unknown (the invariant's failure is no proof).
+    refutation by walks refutes the every-depth claim. Its headline n is then made the
+    smallest over every walk length (:func:`solvers.symbolic.claims.smallest_refutation`: a
+    concrete search by increasing n where it is complete, else walks long enough for every
+    n <= m); where that cannot finish the counterexample says "an n; smaller may exist"
+    and still refutes. No walk found: the verdict stays unknown (the invariant's failure
+    is no proof).
     """
     get = (lambda k: verdict.get(k)) if isinstance(verdict, dict) else (lambda k: getattr(verdict, k, None))
     if get("verdict") != "unknown" or "fails" not in str(get("reason") or ""):
@@ -463,10 +466,17 @@ def _walk_search(fn, task, verdict, hops: int, timeout):
     wget = (lambda k: walk.get(k)) if isinstance(walk, dict) else (lambda k: getattr(walk, k, None))
     if wget("verdict") != "refuted":
         return verdict
+    smallest = getattr(_claims(), "smallest_refutation", None)
+    if smallest is not None and not isinstance(walk, dict):
+        walk = call_claim(smallest, fn, task, walk, timeout=timeout)
+        wget = lambda k: getattr(walk, k, None)  # noqa: E731
+    elif isinstance(wget("counterexample"), dict):  # no search for the smallest n here: say so
+        walk = {**walk, "counterexample": {**wget("counterexample"), "smallest": False},
+                "reason": f"{wget('reason')} (an n; smaller may exist: the smallest among walks of at most {hops} hops)"}
+        wget = walk.get
     return {"verdict": "refuted", "statement": get("statement"), "counterexample": wget("counterexample"),
             "recheck": wget("recheck"), "seconds": (get("seconds") or 0) + (wget("seconds") or 0),
-            "reason": f"{wget('reason')} (a real walk of at most {hops} hops: it stays at every greater depth; "
-                      f"the smallest n among such walks; {get('reason')})"}
+            "reason": f"{wget('reason')} (a real walk: it stays at every greater depth; {get('reason')})"}
 
 
 def _name_positions(cx, task) -> None:

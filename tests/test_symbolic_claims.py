@@ -46,7 +46,7 @@ def test_dense_catalogue_masks_are_proved_dense(spec):
 
     v = prove_dense(symbolic_mask(spec), timeout=20)
     assert v.verdict == PROVED and v.exit_code == 0 and v.counterexample is None
-    assert v.statement.startswith("for all n >= 1") and v.statement.endswith("M or I is transitive")
+    assert v.statement.startswith("for all 1 <= n <= 2^31") and v.statement.endswith("M or I is transitive")
     assert v.recheck.startswith("confirmed"), v.recheck
 
 

@@ -147,7 +147,7 @@ def test_specs_with_values_fix_them():
     assert_same_as_concrete(symbolic_task("block_two_stream:block=2"), 6, block=2)
     task = symbolic_task("butterfly:n=3")
     assert task.mask.size_at(3) == 7
-    assert symbolic_task("bd3lm").statement == "for all n >= 1 and all l >= 1 with l | n"
+    assert symbolic_task("bd3lm").statement == "for all 1 <= n <= 2^31 and all 1 <= l <= 2^31 with l | n"
     assert symbolic_task("butterfly:n=3").statement == "at n = 3"
 
 
@@ -370,7 +370,7 @@ def test_claims_prove_each_task_leak_free_at_every_depth(spec):
     verdict = claims.prove_leak_free(task, invariant=known_invariant(task))
     assert verdict.verdict == "proved", (spec, verdict.reason)
     assert verdict.recheck and verdict.recheck.startswith("confirmed"), verdict.recheck
-    assert verdict.statement.startswith("for all n >= 1"), verdict.statement
+    assert verdict.statement.startswith("for all 1 <= n <= 2^31"), verdict.statement
 
 
 def test_claims_prove_packed_isolated_and_the_window_leak_free_through_catalogue_masks():

@@ -51,6 +51,7 @@ A proved verdict is re-checked too, at the small instances of the side condition
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
@@ -795,6 +796,155 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
                            f"invariant {inv.name}: (3): the solver said {reason or status}")
 
 
+# ---------------------------------------------------------------- the smallest n over every walk length
+
+CONCRETE_SEARCH_ENTRIES = 300_000  # a concrete search by increasing n reads at most this many mask entries in all
+
+
+def smallest_refutation(fn: Callable, task: SymbolicTask, walk: SymbolicVerdict, *,
+                        timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicVerdict:
+    """``walk`` (a refutation by walks of at most K hops) with the smallest ``n`` over every walk length.
+
+    ``fn`` is :func:`prove_leak_free` or :func:`prove_isolation`. The walk's ``n`` is the
+    smallest among walks of at most K hops; a longer walk may need fewer positions. At one
+    ``n`` a walk of at most ``size − 1`` hops suffices (a shortest walk repeats no position),
+    so "a counterexample with ``n <= m``, by walks of ``max size − 1`` hops over ``n <= m``"
+    is monotone in ``m`` and its smallest model is the true smallest ``n``:
+
+    1. a concrete search by increasing ``n`` (``task.concrete`` and :func:`theory.leak.find_leaks`
+       at every depth), complete where nothing is symbolic but ``n`` (no parameter, index
+       tensor or free predicate) and the grids are small (:data:`CONCRETE_SEARCH_ENTRIES`);
+       the ``n`` it finds is confirmed by the symbolic walk of its depth;
+    2. else the symbolic walks at ``m = 1, 2, 4, …`` (below the walk's ``n``).
+
+    Where neither finishes (more than :data:`theory.limits.MAX_WALK_LAYERS` hops, a solver
+    unknown), the walk's counterexample is kept and labelled "an n; smaller may exist"
+    (``counterexample["smallest"] = False``); it still refutes.
+    """
+    start = time.perf_counter()
+    out = _smallest_refutation(fn, task, walk, timeout)
+    return out if out is walk else dataclasses.replace(out, seconds=walk.seconds + time.perf_counter() - start)
+
+
+def _smallest_refutation(fn: Callable, task: SymbolicTask, walk: SymbolicVerdict, timeout) -> SymbolicVerdict:
+    cx = walk.counterexample or {}
+    n0 = cx.get("n")
+    mask = task.mask
+    if walk.verdict != REFUTED or not isinstance(n0, int) or z3.is_int_value(mask.n) or n0 <= 1:
+        return walk
+    conds = _conditions_of(mask, extra=list(task.conditions))
+    isolation = fn is prove_isolation
+    found = _concrete_smallest(task, conds, n0, isolation)
+    if found == "none":
+        return _how(walk, f"no smaller n by the concrete search at every n < {n0} (every depth)")
+    if found is not None:
+        m, depth = found
+        v = fn(task, layers=max(1, depth), assume=[mask.n <= m], timeout=timeout, recheck_upto=0)
+        vn = (v.counterexample or {}).get("n")
+        if v.verdict == REFUTED and vn == m:
+            return _how(v, f"the smallest n: the concrete search finds nothing at n < {m} (every depth), "
+                           f"and this walk of {depth} hops at n = {m}")
+        if v.verdict == REFUTED:  # the symbolic walk finds a smaller n than the concrete search: a bug of the kit
+            return dataclasses.replace(v, recheck=f"DISAGREES: the concrete search at every depth finds nothing at "
+                                                  f"n = {vn} < {m}, the symbolic walk does")
+        return _label(walk, f"the concrete search finds a leak at n = {m} that the symbolic walk of {depth} hops "
+                            f"does not confirm (it says {v.verdict}: {v.reason})")
+    m = 1
+    while True:
+        m = min(m, n0 - 1)
+        hops = _walk_length(mask, conds, m, timeout)
+        if hops is None:
+            return _label(walk, f"the number of positions at n <= {m} is not bounded by the solver")
+        if hops > MAX_WALK_LAYERS:
+            return _label(walk, f"walks of {hops} hops (every walk at n <= {m}) are more than "
+                                f"{MAX_WALK_LAYERS}, the most encoded")
+        if hops > 0:
+            v = fn(task, layers=hops, assume=[mask.n <= m], timeout=timeout, recheck_upto=0)
+            if v.verdict == REFUTED:
+                return _how(v, f"the smallest n: walks of {hops} hops cover every walk at n <= {m}")
+            if v.verdict != PROVED:
+                return _label(walk, f"walks of {hops} hops at n <= {m}: {v.reason}")
+        if m >= n0 - 1:
+            return _how(walk, f"the smallest n: no walk of any length at n < {n0}")
+        m *= 2
+
+
+def _how(v: SymbolicVerdict, how: str) -> SymbolicVerdict:
+    return dataclasses.replace(v, reason=f"{v.reason} ({how})")
+
+
+def _label(walk: SymbolicVerdict, why: str) -> SymbolicVerdict:
+    cx = dict(walk.counterexample or {})
+    cx["smallest"] = False
+    return dataclasses.replace(walk, counterexample=cx, reason=f"{walk.reason} (an n; smaller may exist: {why})")
+
+
+def _walk_length(mask: SymbolicMask, conds: list, m: int, timeout) -> int | None:
+    """``max size − 1`` over ``n <= m`` and the side conditions (0: no instance there); None when not bounded."""
+    opt = z3.Optimize()
+    if timeout is not None:
+        opt.set("timeout", max(1, int(timeout * 1000)))
+    opt.add(*conds, mask.n <= m)
+    goal = opt.maximize(mask.size)
+    status = opt.check()
+    if status == z3.unsat:
+        return 0
+    if status != z3.sat:
+        return None
+    value = goal.value()
+    if not z3.is_int_value(value):  # unbounded (oo) or not a number
+        return None
+    return max(1, value.as_long() - 1)
+
+
+def _free_functions(*exprs) -> bool:
+    """Whether an uninterpreted function (an index tensor, a free predicate such as ``masked``) occurs."""
+    todo, seen = list(exprs), set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_app(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED and e.decl().arity() > 0:
+            return True
+        todo.extend(e.children())
+    return False
+
+
+def _concrete_smallest(task: SymbolicTask, conds: list, below: int, isolation: bool):
+    """``(n, depth)`` of the first leak (crossing) at every depth for ``n < below``; "none"; None: not complete here."""
+    from hasse.theory.leak import find_leaks
+
+    mask = task.mask
+    p, t = z3.Ints("p_search t_search")
+    parts = [mask.formula, task.holds(p, t), task.predicts(p, t)] + ([task.group(p)] if task.group else [])
+    if task.concrete is None or mask.indexes or _task_params(task) or _free_functions(*parts):
+        return None
+    try:
+        sizes = [mask.size_at(m) for m in range(1, below)]
+    except Exception:
+        return None
+    if sum(x * x for x in sizes) > CONCRETE_SEARCH_ENTRIES:
+        return None
+    for m in range(1, below):
+        solver = z3.Solver()
+        solver.set("timeout", 5000)
+        solver.add(*conds, mask.n == m)
+        status = solver.check()
+        if status == z3.unsat:
+            continue  # no instance of the side conditions at this n
+        if status != z3.sat:
+            return None
+        try:
+            report = find_leaks(task.concrete(m), None, empty_rows="attend-none")
+        except Exception:  # the concrete task cannot be built here: the search is not complete
+            return None
+        found = report.isolation if isolation else report.leaks
+        if found:
+            return m, min(x.depth for x in found)
+    return "none"
+
+
 # ---------------------------------------------------------------- concrete re-checks
 
 
@@ -869,8 +1019,13 @@ def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: d
         if result != "confirmed":
             return result
     ran = [m for m in masks if getattr(m, "program", None) is not None]
-    what = "the program = the formula" if len(ran) == len(masks) else \
-        "the formula (no program to run)" if not ran else "the programs (where given) = the formulas"
+    what = "the program = the formula" if ran else "the formula (no program to run)"
+    others = [m.name for m in masks[1:] if m not in ran]
+    if ran and others:
+        what += f" ({', '.join(others)}: the kit's own formula, no program)"
+    whole = [m.program.name for m in ran if not getattr(m.program, "can_sample", True)]
+    if whole and the_plan.samples:
+        what += f" ({', '.join(whole)}: whole grids only, no samples)"
     claim_words = f"; the claim on the {'program' if ran else 'formula'} at {len(claim)} instance(s) with " \
                   f"n <= {max(n for n, _ in claim)}" if claim else ""
     return f"confirmed: {what} at {the_plan.words}{claim_words}"
