@@ -316,9 +316,12 @@ def kit(capsys, files: Path, case: Case, claim: str, ranged: bool) -> tuple[int,
 
 
 def _bound(statement: str) -> int | None:
-    """The largest n a statement covers when it names one below 2^31 (``n <= 16``), else None."""
-    found = [int(x) for x in re.findall(r"\bn\s*<=\s*(\d+)\b", statement)]
-    found = [x for x in found if x < 2 ** 31]
+    """The largest n a statement covers when it names a number (``n <= 16``; ``n <= 2^31`` is no bound here).
+
+    >>> _bound("for all 1 <= n <= 2^31: …"), _bound("for all 1 <= n <= 16, with doc as given"), _bound("n <= 20")
+    (None, 16, 20)
+    """
+    found = [int(x) for x in re.findall(r"\bn\s*<=\s*(\d+)(?![\d^*])", statement)]
     return min(found) if found else None
 
 
