@@ -40,9 +40,11 @@ Z3 query over all n (and all parameter values): unsat of its negation = proved.
 
 "For all n" here means: every length n (and every value of each parameter left out
 of the spec) that satisfies the side conditions printed in the statement, e.g.
-"for all n >= 1 and all l >= 1 with l | n" -- the conditions the program's own
-parameter checks demand (a block must divide n) plus --param-range. Nothing is
-claimed outside them. Lookups into index tensors (document ids, a permutation, a
+"for all 1 <= n <= 2^31 and all l >= 1 with l | n" -- the conditions the program's
+own parameter checks demand (a block must divide n), --param-range, and the bound
+n <= 2^31 (each parameter within +-2^31). Nothing is claimed outside them. A
+division by a value that can be 0 is where torch raises: the claim is refuted
+there ("the program fails: ... at n = N, pair (q, k)"), never assumed away. Lookups into index tensors (document ids, a permutation, a
 parent function) are unknown functions with only their declared property
 (non-decreasing, bijection, points backward), so a proof holds for every tensor
 with that property.
@@ -62,7 +64,8 @@ no walk of any length leaks. The default is the catalogue's known closure (the
 mask itself when dense; the causal order for a sliding window); --invariant
 FILE.py:fn gives your own, as a mask_mod. An invariant that fails proves nothing;
 the command then looks for a real leak walk of at most --search-layers K hops
-(default 4), which refutes the claim at every depth; none found: unknown.
+(default 4), which refutes the claim at every depth, reported at the smallest n
+over every walk length (or labelled "an n; smaller may exist"); none found: unknown.
 
 verdicts: proved (with the statement of exactly what was proved); refuted (the
 smallest n, the parameters, the positions and the witness path, re-checked by the
