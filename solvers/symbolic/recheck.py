@@ -101,6 +101,7 @@ class Program:
     """The user's program, evaluated concretely (never the formula); results cached per :class:`Point`."""
 
     name = "program"
+    can_sample = True  # whether sub-grids at large n can be evaluated (False: whole grids only)
 
     def __init__(self):
         self._cache: dict[Point, object] = {}
@@ -357,6 +358,27 @@ class CatalogProgram(Program):
         return np.array(np.broadcast_to(np.asarray(rule(rows, cols), dtype=bool), (rows.shape[0], cols.shape[1])))
 
 
+class TaskProgram(Program):
+    """A catalogue task's own mask: the concrete task the catalogue builds at ``n`` (whole grids only)."""
+
+    can_sample = False
+
+    def __init__(self, name: str, concrete: Callable):
+        super().__init__()
+        self.name, self.concrete = name, concrete
+
+    def _evaluate(self, points: list[Point]) -> list:
+        out = []
+        for p in points:
+            try:
+                if p.rows is not None or p.lists:
+                    raise ProgramFailure(f"{self.name}: no sub-grid or index values for the concrete task")
+                out.append(np.asarray(self.concrete(p.n, **p.param_dict).mask, dtype=bool))
+            except InputError as exc:
+                out.append(ProgramFailure(_one_line(exc)))
+        return out
+
+
 def _one_line(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
@@ -364,9 +386,19 @@ def _one_line(exc) -> str:
 # ---------------------------------------------------------------- the formula at a point
 
 
+_NAMES: dict = {}  # id(term) -> (term kept alive, its name)
+
+
 def _nm(term) -> str:
-    """The name of a Z3 constant (its declaration's: str() runs Z3's printer, slowly)."""
-    return term.decl().name()
+    """The name of a Z3 constant (its declaration's, cached: str() runs Z3's printer, and even decl() is slow)."""
+    hit = _NAMES.get(id(term))
+    if hit is not None and hit[0] is term:
+        return hit[1]
+    if len(_NAMES) > 4096:
+        _NAMES.clear()
+    name = term.name() if isinstance(term, z3.FuncDeclRef) else term.decl().name()
+    _NAMES[id(term)] = (term, name)
+    return name
 
 
 def _env(mask, p: Point) -> dict:
@@ -381,7 +413,7 @@ def _env(mask, p: Point) -> dict:
         values = dict(p.lists).get(index.name)
         if values is None:
             continue
-        env[index.function.name()] = np.asarray(values, dtype=np.int64)
+        env[_nm(index.function)] = np.asarray(values, dtype=np.int64)
         relation = getattr(index, "relation", None)
         if relation is not None:  # an ancestry: anc(i, j), j is i or an ancestor of i
             from hasse.solvers.symbolic.catalog import _ancestors
@@ -389,12 +421,23 @@ def _env(mask, p: Point) -> dict:
             table = np.zeros((len(values), len(values)), dtype=bool)
             for i, anc in enumerate(_ancestors(values)):
                 table[i, sorted(anc)] = True
-            env[relation.name()] = table
+            env[_nm(relation)] = table
     return env
 
 
+_SIZES: dict = {}  # (id(size term), n, params, lists) -> (term kept alive, size)
+
+
 def size_at(mask, p: Point) -> int:
-    return int(evaluate(mask.size, _env(mask, p)))
+    key = (id(mask.size), p.n, p.params, p.lists)
+    hit = _SIZES.get(key)
+    if hit is not None and hit[0] is mask.size:
+        return hit[1]
+    if len(_SIZES) > 65536:
+        _SIZES.clear()
+    size = int(evaluate(mask.size, _env(mask, p)))
+    _SIZES[key] = (mask.size, size)
+    return size
 
 
 def formula_at(mask, p: Point, rows=None, cols=None):
@@ -621,15 +664,15 @@ def _words(grids, samples, small, large, consts, indexed) -> str:
     parts = [f"n = {_span(ns)}"] if ns else []
     near = sorted({p.n for p in grids + samples if p.n > SMALL_N and any(abs(p.n - c) <= 2 for c in consts)})
     if near:
-        parts.append(f"n = {_span(near)} (constants ± 2)")
+        parts.append(f"constants and bounds ± 2 (n = {_span(near)})")
     powers = sorted({p.n for p in grids + samples if p.n > SMALL_N and p.n not in near})
     if powers:
         parts.append(f"2^k ± 1 up to n = {max(powers)}")
-    text = "; ".join(parts)
+    text = ", ".join(parts)
     if samples:
-        text += f" ({len(samples)} sampled on at most {SAMPLE} x {SAMPLE} positions)"
+        text += f"; {len(samples)} of them sampled on at most {SAMPLE} x {SAMPLE} positions"
     if indexed:
-        text += " (index tensors: a few instances each)"
+        text += "; index tensors: a few instances at each n"
     return f"{len(grids) + len(samples)} instances ({text})"
 
 
@@ -650,7 +693,7 @@ def check_program(masks: list, the_plan: Plan) -> str | None:
             continue
         own = [Point(p.n, tuple((k, v) for k, v in p.params if k in mask.params),
                      tuple((k, v) for k, v in p.lists if k in {ix.name for ix in mask.indexes}), p.rows, p.cols)
-               for p in points]
+               for p in points if p.rows is None or program.can_sample]
         try:
             program.prefetch(own)
         except InputError as exc:  # the whole run failed: the file, a timeout

@@ -245,7 +245,12 @@ def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) 
     mask.size = z3.simplify(mask.size) if z3.is_int_value(mask.n) else mask.size
     statement = statement_of(mask.n, mask.params, conditions + list(mask.conditions))
     mask.statement = statement_of(mask.n, mask.params, list(mask.conditions))
-    return SymbolicTask(spec, mask, holds, predicts, group, _concrete(name, values), conditions, statement)
+    concrete = _concrete(name, values)
+    if getattr(mask, "program", None) is None and not mask.indexes:  # the re-check runs the catalogue's task
+        from hasse.solvers.symbolic.recheck import TaskProgram
+
+        mask.program = TaskProgram(spec, concrete)
+    return SymbolicTask(spec, mask, holds, predicts, group, concrete, conditions, statement)
 
 
 def _butterfly(spec, name, values, *, self_=False, crossed=False) -> SymbolicTask:
