@@ -271,3 +271,14 @@ def test_a_search_that_cannot_finish_says_an_n_smaller_may_exist(capsys, program
     assert cx["n"] >= _true_smallest_leak(ns["seven_hops"])
     code, out, err = run(capsys, "prove-mask", f"{path}:seven_hops", "--claim", "leak-free", "--task", "causal_lm")
     assert code == 1 and "counterexample (an n; smaller may exist): n = " in out and "smallest counterexample" not in out
+
+
+def test_an_obligation_at_another_head_than_0_refutes_the_union(capsys, tmp_path):
+    path = tmp_path / "heads.py"
+    path.write_text("def by_head(b, h, q_idx, kv_idx):\n    return (kv_idx <= q_idx) & ((q_idx // (h - 1)) >= -5)\n")
+    code, data, err = run_json(capsys, "prove-mask", f"{path}:by_head", "--claim", "dense", "--heads", "3")
+    heads = torch.arange(3)
+    with pytest.raises(RuntimeError):  # the reference: torch raises for the union over heads 0, 1, 2 at n = 1
+        (torch.tensor(0) <= torch.tensor(0)) & ((torch.tensor(0) // (heads - 1)) >= -5)
+    assert code == 1 and data["verdict"] == "refuted" and data["counterexample"]["n"] == 1, data
+    assert data["counterexample"]["head"] == 1 and "head 1" in data["reason"], data

@@ -306,7 +306,11 @@ def check_obligations(mask: SymbolicMask, conds: list, timeout: float | None = D
     why = next((w for (_ob, w), fail in zip(mask.obligations, fails)
                 if z3.is_true(model.eval(fail, model_completion=True))), mask.obligations[0][1])
     cx = {"n": n, "params": values, "pair": [pq, pk], "failure": why, "program": mask.name}
-    reason = f"the program fails: {why} at n = {n}{_ptext(values)}, pair ({pq}, {pk}) (torch raises there)" + \
+    heads = [x for x in _constants(z3.And([ob for ob, _ in mask.obligations])) if str(x) == "h0"]
+    if heads:  # the union over heads: the head whose program fails there
+        cx["head"] = _value(model, heads[0])
+    at = f", head {cx['head']}" if "head" in cx else ""
+    reason = f"the program fails: {why} at n = {n}{_ptext(values)}, pair ({pq}, {pk}){at} (torch raises there)" + \
         _uncertain(cx, note or pair_note)
     return Failure(REFUTED, reason, cx, _recheck_failure(mask, cx))
 
