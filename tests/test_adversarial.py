@@ -3,7 +3,7 @@
 tests/adversarial/*.py hold the programs, one class of the issue per file (bool arithmetic, int64
 overflow, division and modulo, programs torch refuses, the user's try/except, user exceptions, loops,
 b and h, closure tensors, torch's and_masks/or_masks, tensor methods and bit operations, and ordinary
-correct masks). Each file's ``CASES`` maps a program (``name`` or ``factory(literal args)``) to the
+correct masks; leaks along long walks). Each file's ``CASES`` maps a program (``name`` or ``factory(literal args)``) to the
 claims checked on it:
 
 - ``dense``: ``hasse prove-mask FILE:fn --claim dense``;
@@ -154,7 +154,7 @@ FAST = {
     "methods.py:clamp_centre:equiv=methods.py:clamp_centre_ref", "methods.py:morton_2d:dense",
     "methods.py:shift_blocks:equiv=correct.py:blocks4", "methods.py:and_low_bits:equiv=correct.py:mod4_order",
     "correct.py:causal:dense", "correct.py:window3:dense", "correct.py:late_key_dropped:equiv=correct.py:causal",
-    "correct.py:sliding_window(5):equiv=correct.py:window4",
+    "correct.py:sliding_window(5):equiv=correct.py:window4", "walks.py:jump_6:leak", "walks.py:jump_20_from_0:leak",
 }
 CASES = corpus()
 
