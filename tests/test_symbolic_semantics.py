@@ -140,6 +140,10 @@ PROGRAMS = [
     ("python_and", lambda b, h, q, kv: (q > 1) and (kv > 1)),
     ("builtin_max", lambda b, h, q, kv: max(q, kv) > 2),
     ("item", lambda b, h, q, kv: q.item() > kv),
+    # FlexAttention needs a bool tensor as the result
+    ("returns_int64", lambda b, h, q, kv: (q >= kv) * 2),
+    ("returns_int32", lambda b, h, q, kv: (q >= kv).int()),
+    ("returns_python_bool", lambda b, h, q, kv: True),
     # numpy functions follow numpy
     ("np_minimum_number", lambda b, h, q, kv: np.minimum(q, 2) == np.minimum(kv, 2)),
     ("np_where", lambda b, h, q, kv: np.where(q > kv, 1, 0) == 1),
@@ -167,8 +171,8 @@ def reference(fn, n: int, numpy: bool):
         out = fn(zero, zero, q, kv)
     except Exception:
         return None
-    if not isinstance(out, torch.Tensor) or out.dtype not in (torch.bool, torch.int64, torch.int32):
-        return None  # a float or a Python value is no mask
+    if not isinstance(out, torch.Tensor) or out.dtype != torch.bool:
+        return None  # create_block_mask raises on any other dtype, vmap on a Python value
     return out.expand(n, n).numpy().astype(bool)
 
 

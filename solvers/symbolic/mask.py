@@ -342,7 +342,7 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
         indexed[tensor] = SymIndex(tensor, ASSUMABLE[prop], _input(n, (1, top)))
     args = [_input(b, (0, b_top - 1), "int64"), _input(h, (0, h_top - 1), "int64"),
             _input(q, (0, top - 1), "int64"), _input(k, (0, top - 1), "int64"), *extra_args]
-    traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed)
+    traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed, flex=True)
     conds = list(traced.conditions) + [n >= 1, n <= top]
     formula, obligations = traced.formula, list(traced.obligations)
     params: dict = {}

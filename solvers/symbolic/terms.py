@@ -1330,6 +1330,22 @@ def logical(op: str, *args, library: str = "torch") -> SymBool:
     return SymBool(e, tracer, BOOL if tensor else None)
 
 
+def mask_value(result, flex: bool = False):
+    """The Z3 Boolean of a program's result. A FlexAttention mask_mod (``flex``) must return a bool
+    tensor: an integer tensor makes create_block_mask raise, a Python value makes vmap raise."""
+    if not flex:
+        return as_bool(result, "the mask's result")
+    if isinstance(result, SymBool) and result.dtype == BOOL:
+        return result.expr
+    if isinstance(result, Sym) and result.dtype is not None:
+        raise CannotRun(f"the mask_mod returns an {result.dtype} tensor: FlexAttention's create_block_mask raises "
+                        "('mask.dtype must be torch.bool'); compare it (!= 0) or call .bool()")
+    kind = "a Python bool" if isinstance(result, (bool, SymBool)) else f"a Python {type(result).__name__}" \
+        if not isinstance(result, Sym) else "a Python int"
+    raise CannotRun(f"the mask_mod returns {kind}, not a tensor: FlexAttention's vmap raises ('must only return "
+                    "Tensors'); build it from the index tensors (e.g. q_idx.new_ones((), dtype=torch.bool))")
+
+
 class SymIndex:
     """A 1-D integer index tensor (a document id per position, a permutation, a parent array)
     modelled as an uninterpreted function ``f``: ``t[i]`` is ``f(i)``, an int64 tensor value.

@@ -611,8 +611,12 @@ def _deadline_spent() -> bool:
 
 
 def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
-          source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None) -> Traced:
+          source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None,
+          flex: bool = False) -> Traced:
     """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
+
+    ``flex``: the program is a FlexAttention mask_mod, whose result must be a bool tensor
+    (:func:`~solvers.symbolic.terms.mask_value`: an int tensor or a Python value cannot run).
 
     ``setup(tracer, program)``, if given, returns the callable to run on each path (a
     factory call with symbolic parameters, for instance); default: ``program`` rebound.
@@ -665,7 +669,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                 run = setup(tracer, program) if setup is not None else rebind(program, tracer)
                 bound = [_bound(a, tracer) for a in args]
                 result = run(*bound)
-                value = as_bool(result, "the mask's result")
+                value = terms.mask_value(result, flex)  # flex: a mask_mod must return a bool tensor
         except _limit_classes() as exc:
             raise TraceUnknown(f"{_where_in(exc, files, codes)}: {exc} (unknown)".replace("\n", " ")) from None
         except Untraceable as exc:
