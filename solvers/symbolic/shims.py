@@ -28,6 +28,7 @@ from hasse.solvers.symbolic.terms import (
     INT32,
     INT64,
     CannotRun,
+    NumpyDType,
     Sym,
     SymBool,
     Untraceable,
@@ -324,7 +325,8 @@ def _numpy_shim() -> _Shim:
                             ("greater", ">"), ("greater_equal", ">="))},
         ones_like=_n_like(True), zeros_like=_n_like(False), full_like=_n_like(None),
         asarray=_identity, array=_identity, asanyarray=_identity, ndarray=Tensor,
-        bool_=BOOL, bool=BOOL, int64=INT64, int32=INT32, intp=INT64,
+        bool_=NumpyDType("bool"), bool=NumpyDType("bool"), int64=NumpyDType("int64"), int32=NumpyDType("int32"),
+        intp=NumpyDType("int64"),
     )
 
 

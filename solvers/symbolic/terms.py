@@ -183,8 +183,7 @@ def _tracer_of(*values) -> Tracer | None:
 
 class DType(str):
     """A dtype token, ``"bool"``, ``"int64"`` or ``"int32"``: equal to its name, to the shims'
-    ``torch.bool``/``np.int64``… and to torch's own dtype of that name; calling it casts
-    (``np.int64(x)``)."""
+    ``torch.bool``/``np.int64``… and to torch's own dtype of that name."""
 
     def __eq__(self, other):
         if isinstance(other, str):
@@ -200,11 +199,20 @@ class DType(str):
     def __repr__(self) -> str:
         return f"torch.{str.__str__(self)}"
 
-    def __call__(self, value=0):
-        return cast(value, self)
-
     is_floating_point = False
     is_signed = property(lambda self: str.__eq__(self, "bool") is False)
+
+
+class NumpyDType(DType):
+    """numpy's scalar types are callable: ``np.int64(x)`` casts (torch's dtypes are not)."""
+
+    __hash__ = str.__hash__
+
+    def __call__(self, value=0):
+        return cast(value, DType(str.__str__(self)))
+
+    def __repr__(self) -> str:
+        return f"np.{str.__str__(self)}"
 
 
 BOOL, INT64, INT32 = DType("bool"), DType("int64"), DType("int32")
