@@ -208,9 +208,10 @@ def symbolic_mask(spec: str) -> SymbolicMask:
             raise
         raise InputError(str(exc), source) from None
     mask = _named_symbols(mask, shared, fixed_n=N in given) if shared else mask
-    from hasse.solvers.symbolic.recheck import CatalogProgram
+    from hasse.solvers.symbolic.programs import CatalogProgram
 
-    mask.program = CatalogProgram(source)  # the re-check runs the catalogue's builder and rule, not the formula
+    rule = _TRACED[name][:2] if name in _TRACED else None  # the re-check runs the catalogue's builder and rule
+    mask.program = CatalogProgram(source, rule)
     return mask
 
 
@@ -594,7 +595,7 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
     mask = run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads,
                                           batch=batch, assume=assume),
                     source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
-    from hasse.solvers.symbolic.recheck import MaskModProgram
+    from hasse.solvers.symbolic.programs import MaskModProgram
 
     # the re-check runs this program as `hasse analyze FILE.py:fn --n N` does (fallback: torch, from the CLI)
     mask.program = MaskModProgram(path, fn, source, code, heads, fallback)

@@ -247,7 +247,7 @@ def _task(spec, name, values, mask, holds, predicts, group=None, conditions=()) 
     mask.statement = statement_of(mask.n, mask.params, list(mask.conditions))
     concrete = _concrete(name, values)
     if getattr(mask, "program", None) is None and not mask.indexes:  # the re-check runs the catalogue's task
-        from hasse.solvers.symbolic.recheck import TaskProgram
+        from hasse.solvers.symbolic.programs import TaskProgram
 
         mask.program = TaskProgram(spec, concrete)
     return SymbolicTask(spec, mask, holds, predicts, group, concrete, conditions, statement)
