@@ -298,3 +298,30 @@ def test_the_recheck_of_the_1000_position_equivalence_is_fast_enough_to_run(caps
     data = json.loads(out)
     assert code == 0 and data["recheck"].startswith("confirmed: the program = the formula"), data
     assert "1048577" in data["recheck"] and "sampled" in data["recheck"], data
+
+
+DOC_MASK = '''\
+import numpy as np
+
+doc = np.array([0, 0, 1, 1, 1, 2, 3, 3])
+
+
+def docmask(b, h, q_idx, kv_idx):
+    return (doc[q_idx] == doc[kv_idx]) & (kv_idx <= q_idx)
+'''
+
+
+def test_an_assumed_index_tensor_is_rechecked_on_the_program_with_other_values(capsys, monkeypatch, tmp_path):
+    path = tmp_path / "docs.py"
+    path.write_text(DOC_MASK)
+    code, out, err = run(capsys, "prove-mask", f"{path}:docmask", "--claim", "dense", "--assume", "doc=nondecreasing",
+                         "--json")
+    data = json.loads(out)
+    assert code == 0 and data["recheck"].startswith("confirmed: the program = the formula"), data
+    assert "n = 1…64" in data["recheck"], data  # the program ran with doc replaced by instances of every length
+    _plant(monkeypatch, "docmask", lambda m: z3.substitute(m.formula, (m.k, m.q)))  # kv <= q dropped
+    code, out, err = run(capsys, "prove-mask", f"{path}:docmask", "--claim", "dense", "--assume", "doc=nondecreasing",
+                         "--json")
+    data = json.loads(out)
+    assert code == 1 and data["recheck"].startswith("DISAGREES: the traced formula and the program differ"), data
+    assert "with doc = " in data["recheck"], data
