@@ -401,3 +401,21 @@ def test_numpy_engine_raises_on_integer_division_by_zero():
             evaluate_mask_mod(fn, 4)
     ok = evaluate_mask_mod(lambda b, h, q, kv: q // (kv + 1) == 0, 4)
     assert np.array_equal(ok, (np.arange(4)[:, None] // (np.arange(4)[None, :] + 1)) == 0)
+
+
+def test_index_lookups_are_int64_and_unknown_methods_are_named():
+    from hasse.solvers.symbolic.terms import SymIndex
+
+    tracer = Tracer()
+    q = SymInt(z3.Int("q"), tracer, INT64, (0, 2 ** 31 - 1))
+    doc = SymIndex("doc", "nondecreasing", SymInt(z3.Int("n"), None), tracer)
+    value = doc[q]
+    assert value.dtype == INT64 and (value == doc[q + 1]).dtype == BOOL
+    rank = SymIndex("rank", "bijection", SymInt(z3.Int("n"), None), tracer)
+    assert "18446744073709551616" not in str((rank[q] + rank[q]).expr)  # a permutation's values are below n <= 2^31
+
+    def program(b, h, q_idx, kv_idx):
+        return q_idx.cumsum(0) > kv_idx
+
+    with pytest.raises(TraceError, match=r"\.cumsum is not modelled"):
+        from_mask_mod("cumsum", program)
