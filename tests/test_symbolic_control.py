@@ -39,7 +39,7 @@ torch = pytest.importorskip("torch")
 
 PROGRAMS = '''\
 import torch
-from torch.nn.attention.flex_attention import and_masks, or_masks
+from torch.nn.attention.flex_attention import and_masks, noop_mask, or_masks
 
 MODE = 2
 
@@ -112,6 +112,7 @@ def stride(b, h, q_idx, kv_idx):
 both = and_masks(causal, window)
 either = or_masks(window, stride)
 nested = and_masks(or_masks(window, stride), causal)
+with_noop = and_masks(noop_mask, window)
 
 doc = torch.tensor([0, 0, 1, 1, 1, 2, 2])
 
@@ -359,7 +360,7 @@ def test_a_catalogue_spec_honours_timeout(capsys):
 # --------------------------------------------------------------------------- 4. library code
 
 
-@pytest.mark.parametrize("name", ["both", "either", "nested"])
+@pytest.mark.parametrize("name", ["both", "either", "nested", "with_noop", "noop_mask"])
 def test_and_masks_or_masks_are_traced_equal_to_torch(progs, name):
     fn = load(progs, name)
     mask = from_mask_mod(name, fn)

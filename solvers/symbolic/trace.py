@@ -691,6 +691,8 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
         finally:
             terms._RUNNING.pop()
         caught = [e for e in tracer.raised] + [e for e, _ in watch.seen]
+        if caught and _deadline_spent():  # the time limit's own TimeoutError, swallowed by the program's handler
+            raise TraceUnknown(f"{source or 'the mask'}: tracing stopped at the time limit: unknown")
         if caught:
             first = caught[0]
             at = _where_in(first, files, codes) if first.__traceback__ is not None else (
