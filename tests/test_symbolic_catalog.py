@@ -137,15 +137,15 @@ def test_every_entry_has_a_form():
 
 
 def test_statements_and_sizes():
-    assert symbolic_mask("block_two_stream").statement == "for all n >= 1 and all l >= 1 with l | n"
-    assert symbolic_mask("sliding_window").statement == "for all n >= 1 and all w >= 1"
-    assert symbolic_mask("sliding_window:w=8").statement == "for all n >= 1"
+    assert symbolic_mask("block_two_stream").statement == "for all 1 <= n <= 2^31 and all l >= 1 with l | n"
+    assert symbolic_mask("sliding_window").statement == "for all 1 <= n <= 2^31 and all 1 <= w <= 2^31"
+    assert symbolic_mask("sliding_window:w=8").statement == "for all 1 <= n <= 2^31"
     n, l = z3.Ints("n l")
     for spec, size in [("butterfly", 3 * n - 2), ("block_two_stream", 2 * n - l), ("bd3lm", 2 * n), ("causal", n),
                        ("xlnet", 2 * n), ("tree", z3.Int("p") + n), ("tree:prefix=2", n + 2)]:
         assert z3.is_true(z3.simplify(symbolic_mask(spec).size == size)), spec
-    assert symbolic_mask("recurrent").statement == "for all n >= 1 and all c >= 0"
-    assert symbolic_mask("prefix_lm").statement == "for all n >= 1 and all p >= 0 with p <= n"
+    assert symbolic_mask("recurrent").statement == "for all 1 <= n <= 2^31 and all 0 <= c <= 2^31"
+    assert symbolic_mask("prefix_lm").statement == "for all 1 <= n <= 2^31 and all p >= 0 with p <= n"
     assert symbolic_mask("sliding_window:w=8").params == {}
     assert set(symbolic_mask("block_two_stream").params) == {"block"}
 
@@ -396,7 +396,7 @@ def test_a_named_parameter_is_one_symbol_shared_by_two_specs():
                    if not np.array_equal(build_mask(f"sliding_window:n={n},w={w}").matrix,
                                          build_mask(f"sliding_window_distance:n={n},d={w}").matrix))
     assert verdict.verdict == "refuted" and verdict.counterexample["n"] == smallest == 2
-    assert verdict.statement.startswith("for all n >= 1 and all W >= 1:")
+    assert verdict.statement.startswith("for all 1 <= n <= 2^31 and all 1 <= W <= 2^31:")
     # one key more is the same mask for every n and every W
     same = check_equivalence(symbolic_mask("sliding_window:w=W"), symbolic_mask("sliding_window_distance:d=V"),
                              assume=[z3.Int("V") == z3.Int("W") - 1])
