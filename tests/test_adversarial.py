@@ -9,6 +9,7 @@ claims checked on it:
 - ``dense``: ``hasse prove-mask FILE:fn --claim dense``;
 - ``leak``: ``hasse prove-mask FILE:fn --claim leak-free --task causal_lm`` (every depth);
 - ``equiv=REF``: ``hasse equiv FILE:fn REF`` (REF a program of the same file or ``other.py:fn``);
+- ``inv=REF``: ``leak`` with ``--invariant REF`` (the truth is the same claim: an invariant never changes it);
 
 and options: ``N=`` the largest n of the oracle (default 40), ``B=`` (``--batch B``, every batch row
 checked), ``H=`` (``--heads H``, the union over heads), ``nobatch`` (also run without ``--batch``),
@@ -26,8 +27,10 @@ black box, through ``hasse.cli.main`` in a forked child under a wall-clock bound
 - exit 1 (refuted): the counterexample's n is the oracle's smallest failing n (a counterexample beyond
   N is re-checked on the pair for equiv); "smaller may exist" wording allows a larger n;
 - exit 1 with a re-check that DISAGREES is the kit reporting a bug of itself: a failure too;
-- exit 2 (refused) or 3 (unknown): fine for a program that raises or is marked ``maybe``, a failure for
-  an ordinary program that runs at every n (the kit should decide it);
+- exit 2 (refused) or 3 (unknown): fine for a program that raises or is marked ``maybe`` (or a claim marked
+  with a trailing ``?``), and for a claim the oracle refutes (a clean refusal, never wrong: recorded as
+  ``…-refutable``); a failure for an ordinary program that runs at every n where the claim holds (the kit
+  should prove it);
 - never a traceback, another exit code, more than one line on stderr with exit 2, or a hang.
 
 Where vmap raises and the broadcast call runs (np.* functions, a Python bool result), either evaluation is
@@ -88,10 +91,12 @@ class Case:
     batch_flag: bool  # --batch B given to the kit
     per_n: bool
     maybe: bool
+    inv: str | None = None  # leak: --invariant "file.py:spec"
 
     @property
     def id(self) -> str:
         extra = ("" if self.ref is None else "=" + self.ref) + ("" if self.batch_flag or self.B == 1 else "/nobatch")
+        extra += "" if self.inv is None else "+inv=" + self.inv
         return f"{self.file}:{self.spec}:{self.claim}{extra}"
 
 
@@ -110,20 +115,25 @@ def corpus() -> list[Case]:
         common = (_literal(tree, "OPTIONS") or "").split()
         for spec, text in table.items():
             tokens = text.split() + common
-            opts = dict(t.split("=", 1) for t in tokens if "=" in t and not t.startswith("equiv="))
-            claims = [t for t in tokens if t in ("dense", "leak") or t.startswith("equiv=")]
+            opts = dict(t.split("=", 1) for t in tokens if "=" in t and not t.startswith(("equiv=", "inv=")))
+            claims = [t for t in tokens if t.rstrip("?") in ("dense", "leak") or t.startswith(("equiv=", "inv="))]
             N, B, H = int(opts.get("N", DEFAULT_N)), int(opts.get("B", 1)), int(opts.get("H", 1))
             variants = [(B, B > 1)]
             if "nobatch" in tokens:
                 variants.append((max(B, 2), False))
             for i, claim in enumerate(claims):
-                ref = None
+                ref = inv = None
+                doubt = claim.endswith("?")  # this claim only: a refusal or unknown is acceptable
+                claim = claim.rstrip("?")
                 if claim.startswith("equiv="):
                     ref = claim[6:] if ".py:" in claim else f"{path.name}:{claim[6:]}"
                     claim = "equiv"
+                elif claim.startswith("inv="):
+                    inv = claim[4:] if ".py:" in claim else f"{path.name}:{claim[4:]}"
+                    claim = "leak"
                 for j, (b_rows, flag) in enumerate(variants):
-                    maybe = "maybe" in tokens or (not flag and b_rows > 1 and "B" in opts)
-                    case = Case(path.name, spec, claim, ref, N, b_rows, H, flag, "pern" in tokens, maybe)
+                    maybe = doubt or "maybe" in tokens or (not flag and b_rows > 1 and "B" in opts)
+                    case = Case(path.name, spec, claim, ref, N, b_rows, H, flag, "pern" in tokens, maybe, inv)
                     if LEVEL == "all" or (LEVEL == "programs" and not (i or j)) or case.id in FAST:
                         cases.append(case)
     return cases
@@ -170,6 +180,9 @@ def argv_of(case: Case) -> list[str]:
         argv = ["prove-mask", target, "--claim", "dense"]
     else:
         argv = ["prove-mask", target, "--claim", "leak-free", "--task", "causal_lm"]
+        if case.inv:
+            vf, vs = case.inv.split(":", 1)
+            argv += ["--invariant", f"{CORPUS / vf}:{vs}"]
     if case.batch_flag:
         argv += ["--batch", str(case.B)]
     if case.H > 1:
@@ -352,8 +365,10 @@ def judge_one(case: Case, result, expect: Expect, oracle) -> Judgement:
     if code == 2 and (len(line) != 1 or len(line[0]) > 1000):
         return Judgement(False, "NOT-ONE-LINE", f"exit 2 with {len(line)} lines: {err[:1500]}")
     message = f"{what}: {(line[-1] if line else data.get('reason'))!s:.300}; {truth}"
-    if runs_everywhere and not case.maybe:
+    if runs_everywhere and not case.maybe and expect.fail is None:
         return Judgement(False, f"{what.upper()}-ORDINARY", message, data)
+    if runs_everywhere and not case.maybe:  # a clean refusal of a refutable program: never wrong, though weak
+        return Judgement(True, f"{what}-refutable", message, data)
     return Judgement(True, what, message, data)
 
 
