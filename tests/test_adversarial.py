@@ -76,7 +76,10 @@ KIT_TIMEOUT = 30  # --timeout given to the kit
 WALL = 150.0  # seconds before a run counts as a hang
 
 # programs the kit may refuse although they are ordinary, with the reason (out of the issue's scope)
-OUT_OF_SCOPE: dict[str, str] = {}
+OUT_OF_SCOPE: dict[str, str] = {
+    "methods.py:compare_methods:equiv=correct.py:window4":
+        "Tensor.sub is not among the methods issue 21 item 6 asks for (refused by name: 'not modelled')",
+}
 
 
 @dataclass(frozen=True)
