@@ -97,6 +97,11 @@ def test_a_planted_tracer_bug_is_caught(group, oracle, tmp_path):
         bad = judge(c, got, oracle)
         rows.append((c.id, clean, bad))
     table = "\n".join(f"  {i}: clean {a.category}, mutated {b.category}: {b.message[:300]}" for i, a, b in rows)
+    if os.environ.get("HASSE_ADVERSARIAL_REPORT"):
+        with open(os.environ["HASSE_ADVERSARIAL_REPORT"], "a", encoding="utf-8") as f:
+            for i, a, b in rows:
+                f.write(json.dumps({"mutation": group, "id": i, "clean": a.category, "mutated": b.category,
+                                    "message": b.message[:400]}) + "\n")
     assert all(a.ok for _, a, _ in rows), f"the clean kit is wrong on a program of this group:\n{table}"
     assert any(not b.ok for _, _, b in rows), f"{group}: no program notices the planted bug:\n{table}"
     broken = [i for i, _, b in rows if b.category in ("CRASH", "HANG", "BAD-JSON", "NOT-ONE-LINE")]
