@@ -77,6 +77,15 @@ def mul_then_floor(b, h, q_idx, kv_idx):
     return (q_idx * 2**61) // 2**61 >= (kv_idx * 2**61) // 2**61
 
 
+def mul_2_40(b, h, q_idx, kv_idx):
+    # wraps only from q = 2^23 on: a counterexample far beyond any n brute force reaches (checked on its pair)
+    return q_idx * 2**40 >= kv_idx * 2**40
+
+
+def shl_33(b, h, q_idx, kv_idx):
+    return (q_idx << 33) >= (kv_idx << 33)
+
+
 CASES = {
     "mul_2_62": "equiv=correct.py:causal dense",
     "shl_62": "equiv=correct.py:causal",
@@ -96,4 +105,6 @@ CASES = {
     "int32_wrap": "equiv=correct.py:full",
     "int32_safe": "equiv=correct.py:causal",
     "mul_then_floor": "equiv=correct.py:causal",
+    "mul_2_40": "equiv=correct.py:causal",
+    "shl_33": "equiv=correct.py:causal",
 }
