@@ -177,6 +177,16 @@ def element_item(b, h, q_idx, kv_idx):
 
 from torch import where as torch_where  # noqa: E402
 
+RANKS = torch.tensor([[0, 1, 2, 3, 4, 5], [5, 3, 4, 1, 2, 0]])
+
+
+def per_head_rank(b, h, q_idx, kv_idx):
+    return RANKS[h, kv_idx] <= RANKS[h, q_idx]
+
+
+def first_row_rank(b, h, q_idx, kv_idx):
+    return (RANKS[1][kv_idx] <= RANKS[1][q_idx]) & (RANKS[q_idx % 2][kv_idx] >= 1)
+
 
 def where_by_name(b, h, q_idx, kv_idx):
     return torch_where(kv_idx <= q_idx, q_idx - kv_idx < 2, False)
@@ -199,11 +209,11 @@ def load(path: Path, name: str):
 
 
 def torch_grid(fn, n: int, b: int = 0, h: int = 0) -> np.ndarray:
-    """The mask as torch computes it on FlexAttention's index tensors (the independent reference)."""
-    q = torch.arange(n)[:, None]
-    kv = torch.arange(n)[None, :]
-    out = fn(torch.tensor(b), torch.tensor(h), q, kv)
-    return torch.as_tensor(out).expand(n, n).numpy().astype(bool)
+    """The mask as FlexAttention computes it (``create_mask``: the mask_mod vmapped over int64 index tensors),
+    at batch row ``b`` and head ``h``: the independent reference."""
+    from torch.nn.attention.flex_attention import create_mask
+
+    return create_mask(fn, b + 1, h + 1, n, n, device="cpu")[b, h].numpy().astype(bool)
 
 
 def torch_raises(fn, n: int = 4, b: int = 0, h: int = 0):
@@ -426,6 +436,20 @@ def test_a_closure_tensor_indexed_by_b_with_batch(progs):
     with pytest.raises(TraceError) as info:
         from_mask_mod("batch_lengths", fn)
     assert "--batch" in str(info.value)
+
+
+def test_a_2_d_closure_tensor_by_concrete_and_symbolic_indices(progs):
+    """RANKS[h, kv] over two heads (a nested If), RANKS[1][q] (a concrete row first), RANKS[q % 2][kv]."""
+    fn = load(progs, "per_head_rank")
+    mask = from_mask_mod("per_head_rank", fn, heads=2)
+    for n in range(1, 7):
+        want = torch_grid(fn, n, h=0) | torch_grid(fn, n, h=1)
+        assert np.array_equal(formula_grid(mask, n), want), n
+    fn = load(progs, "first_row_rank")
+    mask = from_mask_mod("first_row_rank", fn)
+    assert "n <= 6" in {str(c) for c in mask.conditions}
+    for n in range(1, 7):
+        assert np.array_equal(formula_grid(mask, n), torch_grid(fn, n)), n
 
 
 def test_a_python_list_indexed_by_a_tensor_cannot_run(progs):
