@@ -111,7 +111,35 @@ def claims():
          lambda n: [(f"sliding_window:n={n},window=4", f"sliding_window_distance:n={n},d=3")], None),
         ("equiv window w=3 vs distance d=3: refuted", ["equiv", "sliding_window:w=3", "sliding_window_distance:d=3"],
          "equiv", lambda n: [(f"sliding_window:n={n},window=3", f"sliding_window_distance:n={n},d=3")], None),
+        ("equiv mask_mods kv <= q < 1000, two spellings (issue 21: 167 s)",
+         ["equiv", f"{_limited()}:limited", f"{_limited()}:limited2"], "equiv-grid",
+         lambda n: [(_limited_grid(n), _limited_grid(n, 999))], None),
     ]
+
+
+LIMITED = """def limited(b, h, q_idx, kv_idx):
+    return (kv_idx <= q_idx) & (q_idx < 1000)
+
+
+def limited2(b, h, q_idx, kv_idx):
+    return (q_idx - kv_idx >= 0) & (999 >= q_idx)
+"""
+
+
+def _limited() -> str:
+    """Two spellings of a causal mask limited to the first 1,000 queries (issue 21's slow re-check), as a file."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(prefix="bench_symbolic."), "limited.py")
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(LIMITED)
+    return path
+
+
+def _limited_grid(n: int, last: int = 1000) -> np.ndarray:
+    q, k = np.arange(n)[:, None], np.arange(n)[None, :]
+    return (k <= q) & ((q < last) if last == 1000 else (q <= last))
 
 
 PLANTED = """def mask(b, h, q_idx, kv_idx):
@@ -158,6 +186,9 @@ def concrete_holds(kind: str, spec, layers: int | None) -> bool | None:
             return bool(mask_to_order(spec).dense)
         if kind == "dense":
             return bool(mask_to_order(np.asarray(build_mask(spec).matrix)).dense)
+        if kind == "equiv-grid":
+            a, b = spec
+            return a.shape == b.shape and bool((a == b).all())
         if kind == "equiv":
             a, b = (np.asarray(build_mask(s).matrix) for s in spec)
             return a.shape == b.shape and bool((a == b).all())

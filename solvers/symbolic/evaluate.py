@@ -48,6 +48,9 @@ class Unevaluable(Exception):
     """The formula has an operation not evaluated here, or an undefined value where one was needed."""
 
 
+UNDEFINED = object()  # an env value: this constant is unknown, every lane that reads it is undefined
+
+
 class _V:
     """One subterm's value: ``a`` (array: bool, int64 or object), ``undef`` (bool array or None), bounds, width."""
 
@@ -215,6 +218,12 @@ class _Evaluator:
         if name not in self.env:
             raise Unevaluable(f"no value for {name}")
         value = self.env[name]
+        if value is UNDEFINED:
+            if e.is_bool:
+                return _V(np.asarray(False), np.asarray(True))
+            if e.is_int:
+                return _V(np.asarray(0, dtype=np.int64), np.asarray(True), 0, 0)
+            raise Unevaluable(f"{name} of sort {e.sort_text} unknown")
         if e.is_bool:
             a = np.asarray(value)
             if a.dtype != bool:
@@ -737,6 +746,11 @@ _OPS = {
     _K.Z3_OP_BSMUL_NO_OVFL: _no_ovfl("smul"), _K.Z3_OP_BSMUL_NO_UDFL: _no_ovfl("smul_udfl"),
     _K.Z3_OP_BUMUL_NO_OVFL: _no_ovfl("umul"),
 }
+
+
+def free_names(expr) -> set[str]:
+    """The names of the constants ``expr`` reads (what ``env`` may give)."""
+    return {node.name for node in _compile(expr) if node.kind == z3.Z3_OP_UNINTERPRETED and not node.kids}
 
 
 def evaluate_partial(expr, env: dict, shape: tuple | None = None):

@@ -101,13 +101,29 @@ class SymbolicMask:
         return value.as_long()
 
     def concrete(self, n: int, **params: int) -> np.ndarray:
-        """The ``size × size`` boolean matrix at these values (formula evaluated entry by entry).
+        """The ``size × size`` boolean matrix of the FORMULA at these values (the re-check runs the
+        program instead: :mod:`solvers.symbolic.recheck`).
 
-        Index tensors must not occur (their values are not given here).
+        Evaluated on numpy arrays (:func:`solvers.symbolic.evaluate.evaluate`, Z3's semantics);
+        where that cannot (an undefined entry, a free constant) entry by entry through Z3's
+        simplifier, which names the entry that does not reduce. Index tensors must not occur
+        (their values are not given here).
         """
         if self.indexes:
             raise TraceError(f"{self.name}: a mask over index tensors has no single concrete form")
         size = self.size_at(n, **params)
+        from hasse.solvers.symbolic.evaluate import UNDEFINED, Unevaluable, evaluate, free_names
+
+        env = {str(term): value for term, value in ((self.n, n), *((self.params[k], v) for k, v in params.items()
+                                                                    if k in self.params))
+               if not z3.is_int_value(term)}
+        env[str(self.q)], env[str(self.k)] = np.arange(size)[:, None], np.arange(size)[None, :]
+        try:
+            for name in free_names(self.formula) - set(env):  # fix_index's "outside the values": unknown
+                env[name] = UNDEFINED
+            return np.array(evaluate(self.formula, env, shape=(size, size)), dtype=bool)
+        except Unevaluable:
+            pass
         fixed = z3.simplify(z3.substitute(self.formula, *self.values(n, **params)))
         out = np.zeros((size, size), dtype=bool)
         for q in range(size):
@@ -304,7 +320,7 @@ def from_rule(name: str, make_rule: Callable[..., Callable], *, params: dict[str
 
 def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, batch: int | None = None,
                   indexes: Sequence[SymIndex] = (), extra_args: Sequence = (),
-                  assume: dict[str, str] | None = None) -> SymbolicMask:
+                  assume: dict[str, str] | None = None, strict_assume: bool = True) -> SymbolicMask:
     """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx)`` for all ``n`` (``Q_LEN = KV_LEN = n``).
 
     The four inputs are int64 tensors: ``q_idx, kv_idx`` in ``0 … n - 1``, ``b`` and ``h`` in
@@ -342,7 +358,8 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
         indexed[tensor] = SymIndex(tensor, ASSUMABLE[prop], _input(n, (1, top)))
     args = [_input(b, (0, b_top - 1), "int64"), _input(h, (0, h_top - 1), "int64"),
             _input(q, (0, top - 1), "int64"), _input(k, (0, top - 1), "int64"), *extra_args]
-    traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed, flex=True)
+    traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed, flex=True,
+                   strict_assume=strict_assume)
     conds = list(traced.conditions) + [n >= 1, n <= top]
     formula, obligations = traced.formula, list(traced.obligations)
     params: dict = {}
