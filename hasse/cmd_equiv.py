@@ -71,8 +71,23 @@ def _run(args) -> int:
     if args.certificate:
         refuse_overwrite(args.certificate, ())
     assume = parse_assume(args.assume)
-    a = _copy(symbolic_mask(args.mask_a, args.heads, "MASK_A", batch=args.batch, assume=assume, timeout=args.timeout))
-    b = _copy(symbolic_mask(args.mask_b, args.heads, "MASK_B", batch=args.batch, assume=assume, timeout=args.timeout))
+    from hasse.theory.mask_io import source_kind
+
+    files = [s for s in (args.mask_a, args.mask_b) if source_kind(s) == "function"]
+    if (args.batch is not None or assume) and not files:
+        raise InputError(f"--{'batch' if args.batch is not None else 'assume'} applies to a FILE.py:fn mask_mod; "
+                         f"{args.mask_a} and {args.mask_b} are catalogue specs")
+
+    def trace(source, what):  # --assume: a tensor one of the two reads (checked below, for both together)
+        return _copy(symbolic_mask(source, args.heads, what, batch=args.batch, timeout=args.timeout,
+                                   assume=assume if source in files else None, strict_assume=False))
+
+    a, b = trace(args.mask_a, "MASK_A"), trace(args.mask_b, "MASK_B")
+    read = set(getattr(a, "tensors", {})) | set(getattr(b, "tensors", {}))
+    for name in assume:
+        if name not in read:
+            raise InputError(f"--assume {name}: neither mask reads a closure or global tensor named {name} (the "
+                             f"tensors they read: {', '.join(sorted(read)) or 'none'})")
     claims = _claims()
     ranges = []
     for mask in (a, b):

@@ -185,7 +185,7 @@ def parse_assume(items) -> dict[str, str]:
 
 
 def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, batch: int | None = None,
-                  assume: dict | None = None, timeout: float | None = None):
+                  assume: dict | None = None, timeout: float | None = None, strict_assume: bool = True):
     """The SymbolicMask of a MASK argument: ``FILE.py:fn`` (a mask_mod) or a catalogue spec; one-line exit 2 else.
 
     ``batch`` and ``assume`` apply to a mask_mod (``--batch``, ``--assume``); a given
@@ -205,11 +205,14 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
 
             with deadline(timeout):
                 return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT, batch=batch,  # typed on the command line
-                                         assume=assume or None, fallback=_torch_fallback())
+                                         assume=assume or None, fallback=_torch_fallback(),
+                                         strict_assume=strict_assume)
         if source_kind(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)
-        with deadline(timeout):  # a catalogue mask reads neither b nor a closure tensor: --batch, --assume ignored
+        if assume:
+            raise InputError(f"--assume names a tensor a FILE.py:fn mask_mod reads; {source} is a catalogue spec")
+        with deadline(timeout):  # a catalogue mask does not read b: --batch changes nothing
             return _catalog().symbolic_mask(source)
     except TraceUnknown as exc:
         raise TraceUnknownInput(_one_line(exc)) from None
@@ -386,9 +389,11 @@ def _run(args) -> int:
 
     require_count("--search-layers", args.search_layers, MAX_WALK_LAYERS, "a walk holds one copy of the mask per "
                   "hop", low=0)
-    if args.heads is not None and not any(source_kind(s) == "function" for s in (args.mask, args.invariant) if s):
-        raise InputError(f"--heads applies to a FILE.py:fn mask_mod that reads h; {args.mask} is a catalogue spec "
-                         "(one mask for every head)")
+    for flag, given, reads in (("--heads", args.heads, "h"), ("--batch", args.batch, "b"),
+                               ("--assume", args.assume, "a tensor")):
+        if given and not any(source_kind(s) == "function" for s in (args.mask, args.invariant) if s):
+            raise InputError(f"{flag} applies to a FILE.py:fn mask_mod that reads {reads}; {args.mask} is a catalogue "
+                             "spec" + (" (one mask for every head)" if flag == "--heads" else ""))
     if args.layers is not None and args.layers < 1:
         raise InputError(f"--layers must be >= 1, got {args.layers}")
     if args.layers is not None and args.invariant:

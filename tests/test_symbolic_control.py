@@ -483,6 +483,12 @@ def test_assume_names_the_tensors_the_program_reads(progs, capsys):
     assert code == 2 and "reads no closure or global tensor named docs" in err and "doc)" in err, err
     code, out, err = cli(capsys, "prove-mask", f"{progs}:document", "--claim", "dense", "--assume", "doc=sorted")
     assert code == 2 and "nondecreasing, permutation, parents" in err, err
+    code, out, err = cli(capsys, "equiv", f"{progs}:document", f"{progs}:causal", "--assume", "docs=nondecreasing")
+    assert code == 2 and "neither mask reads" in err, err
+    for argv in (["prove-mask", "causal", "--claim", "dense", "--assume", "doc=nondecreasing"],
+                 ["prove-mask", "causal", "--claim", "dense", "--batch", "2"], ["equiv", "causal", "causal", "--batch", "2"]):
+        code, out, err = cli(capsys, *argv)  # a catalogue spec reads no closure tensor and no b: said, not ignored
+        assert code == 2 and "FILE.py:fn" in err and len(err.strip().splitlines()) == 1, (argv, err)
 
 
 # --------------------------------------------------------------------------- 6. b and h

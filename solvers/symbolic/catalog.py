@@ -573,7 +573,8 @@ def index_instances(mask: SymbolicMask, n: int, limit: int = 8, seed: int = 0) -
 
 
 def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None, fallback=None,
-                      batch: int | None = None, assume: dict | None = None) -> SymbolicMask:
+                      batch: int | None = None, assume: dict | None = None,
+                      strict_assume: bool = True) -> SymbolicMask:
     """The mask_mod ``fn`` of the file ``path`` (a name, or a factory call with literal arguments) for all ``n``.
 
     The file is loaded as ``hasse`` loads any mask_mod (:func:`theory.mask_mod.resolve_function`,
@@ -593,7 +594,7 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
     source = f"{path}:{fn}"
     require_permission(code, source)
     mask = run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads,
-                                          batch=batch, assume=assume),
+                                          batch=batch, assume=assume, strict_assume=strict_assume),
                     source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
     from hasse.solvers.symbolic.programs import MaskModProgram
 

@@ -612,7 +612,7 @@ def _deadline_spent() -> bool:
 
 def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
           source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None,
-          flex: bool = False) -> Traced:
+          flex: bool = False, strict_assume: bool = True) -> Traced:
     """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
 
     ``flex``: the program is a FlexAttention mask_mod, whose result must be a bool tensor
@@ -623,7 +623,8 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
     ``assumptions`` are Z3 facts about the arguments (ranges): a branch they rule out is
     never run. ``n`` (the length term) is what a closure tensor looked up by a position
     bounds (``n <= len``); ``assume`` maps a closure/global tensor's name to a
-    :class:`SymIndex` that stands for it (``--assume NAME=nondecreasing``).
+    :class:`SymIndex` that stands for it (``--assume NAME=nondecreasing``); a name the program
+    does not read is an error unless ``strict_assume`` is False (``equiv``: one of two masks).
 
     Errors (one line, the user's line named): what the kit does not model or torch refuses
     (``Untraceable``, ``CannotRun``) and anything the program raises on a feasible path are
@@ -720,7 +721,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
             if tracer.branch_feasible(alternative, conds[:i + 1]):
                 pending.append(alternative)
     missing = sorted(set(assume) - seen_tensors)
-    if missing:
+    if missing and strict_assume:
         reads = ", ".join(sorted(seen_tensors)) or "none"
         raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: the program reads no closure or global "
                          f"tensor named {missing[0]} (the tensors it reads: {reads})")
