@@ -327,6 +327,25 @@ def test_a_loop_over_a_symbolic_python_value_is_unknown_naming_its_line():
     assert f"test_symbolic_control.py:{line}" in message, message
 
 
+def test_too_many_paths_is_unknown_naming_the_line_that_forks():
+    from hasse.solvers.symbolic.trace import symbols, trace
+
+    def program(q, k):
+        d = 0
+        for i in range(5):
+            if q % (i + 2) == 0:  # forks
+                d += 1
+        return d == k
+
+    q, k = symbols("q", "k")
+    feasible = {tuple(x % (i + 2) == 0 for i in range(5)) for x in range(2 * 3 * 4 * 5 * 6)}  # a full period
+    assert trace(program, [q, k], max_paths=64).paths == len(feasible)  # every feasible path, run once
+    with pytest.raises(TraceUnknown) as info:
+        trace(program, [q, k], max_paths=8)
+    line = program.__code__.co_firstlineno + 3
+    assert f"test_symbolic_control.py:{line}" in str(info.value) and "more than 8 paths" in str(info.value)
+
+
 def test_a_loop_over_a_tensor_cannot_run(progs, capsys):
     assert torch_raises(load(progs, "tensor_loop")) is RuntimeError  # Boolean value of Tensor … is ambiguous
     code, out, err = cli(capsys, "prove-mask", f"{progs}:tensor_loop", "--claim", "dense")

@@ -654,14 +654,17 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
         prefix = pending.pop()
         paths += 1
         if paths > max_paths:
-            raise TraceUnknown(f"{source or 'the mask'}: more than {max_paths} paths of branches on symbolic values "
-                               "(unknown; write the condition with & | and where() instead of if/else)")
+            at = max(set(lines), key=lines.count) if lines else (source or "the mask")  # the line that forks most
+            raise TraceUnknown(f"{at}: more than {max_paths} paths of branches on symbolic values (unknown; a loop "
+                               "over a symbolic value, or write the condition with & | and where() instead of if/else)")
         tracer = Tracer(assumptions)
         tracer.choices = list(prefix)
         tracer.codes = codes
         tracer.where = lambda: _running_line(files, codes)
         tracer.n, tracer.positions, tracer.assume = n, positions, assume
         tracer.tables, tracer.tensor_names = {}, set()
+        lines = []
+        tracer.decide = _noting_lines(tracer, lines, files, codes)
         watch = _Handlers(codes)
         terms._RUNNING.append(tracer)
         try:
@@ -727,6 +730,20 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                          f"tensor named {missing[0]} (the tensors it reads: {reads})")
     formula = z3.simplify(z3.Or(joined)) if len(joined) > 1 else z3.simplify(joined[0])
     return Traced(formula, conditions, obligations, indexes, paths, constants, tensors)
+
+
+def _noting_lines(tracer: Tracer, lines: list, files, codes):
+    """``tracer.decide`` that also notes the user's line of each decision on a symbolic value (for the messages)."""
+    decide = tracer.decide
+
+    def noted(cond):
+        before = len(tracer.taken)
+        out = decide(cond)
+        if len(tracer.taken) > before:
+            lines.append(_running_line(files, codes))
+        return out
+
+    return noted
 
 
 _PROPERTY_WORDS = {"nondecreasing": "nondecreasing", "bijection": "permutation", "backward": "parent array"}
