@@ -419,3 +419,32 @@ def test_index_lookups_are_int64_and_unknown_methods_are_named():
 
     with pytest.raises(TraceError, match=r"\.cumsum is not modelled"):
         from_mask_mod("cumsum", program)
+
+
+def test_the_intervals_kept_on_values_contain_every_value():
+    """The interval on each result (which decides whether a wrap is needed) holds every value the term takes."""
+    from hasse.solvers.symbolic.terms import maximum, minimum
+
+    rng = random.Random(3)
+    ops = {"+": lambda x, y: x + y, "-": lambda x, y: x - y, "*": lambda x, y: x * y, "//": lambda x, y: x // y,
+           "%": lambda x, y: x % y, "fmod": lambda x, y: arith("fmod", x, y, library="numpy"),
+           "&": lambda x, y: x & y, "|": lambda x, y: x | y, "^": lambda x, y: x ^ y, "min": minimum,
+           "max": maximum, "abs": lambda x, y: abs(x), "~": lambda x, y: ~x, ">>": lambda x, y: x >> 2,
+           "<<": lambda x, y: x << 3, "**": lambda x, y: x ** 3}
+    for _ in range(60):
+        xl, yl = rng.randint(-20, 20), rng.randint(-20, 20)
+        xh, yh = xl + rng.randint(0, 20), yl + rng.randint(0, 20)
+        tracer = Tracer()
+        x = SymInt(z3.Int("x"), tracer, None, (xl, xh))
+        y = SymInt(z3.Int("y"), tracer, None, (yl, yh))
+        for name, op in ops.items():
+            try:
+                r = op(x, y)
+            except Untraceable:
+                continue  # a constant 0 divisor
+            for a in range(xl, xh + 1):
+                for b in range(yl, yh + 1, 3):
+                    if b == 0 and name in ("//", "%", "fmod"):
+                        continue
+                    v = _concrete(r.expr, {"x": a, "y": b})
+                    assert (r.lo is None or r.lo <= v) and (r.hi is None or v <= r.hi), (name, xl, xh, yl, yh, a, b)

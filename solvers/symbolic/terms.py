@@ -920,8 +920,9 @@ def _exact(op, x, xl, xh, y, yl, yh, tracer, python: bool, library: str):
                 hi = xh if hi is None else min(hi, xh)
         elif yh is not None and yh < 0:
             lo, hi = (None if yl is None else yl + 1), 0
-        else:
-            lo, hi = (None if bound is None else -bound), bound
+        else:  # |r| < |y| only: -1 % 5 == 4 exceeds |x|
+            edge = None if mb is None else mb - 1
+            lo, hi = (None if edge is None else -edge), edge
         return _floor_mod(x, y, yl, yh), lo, hi
     if op == "fmod":  # the sign of the dividend
         lo = 0 if xl is not None and xl >= 0 else (None if bound is None else -bound)
