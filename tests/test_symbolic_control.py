@@ -471,6 +471,46 @@ def test_a_2_d_closure_tensor_by_concrete_and_symbolic_indices(progs):
         assert np.array_equal(formula_grid(mask, n), torch_grid(fn, n)), n
 
 
+PARTIALS = '''\
+import functools
+import torch
+DOC = torch.tensor([0, 0, 1, 1, 1])
+
+
+def window(b, h, q_idx, kv_idx, w=2, doc=None):
+    near = (kv_idx <= q_idx) & (q_idx - kv_idx < w)
+    return near if doc is None else near & (doc[q_idx] == doc[kv_idx])
+
+
+part = functools.partial(window, w=3)
+part_doc = functools.partial(window, doc=DOC)
+
+
+class Masker:
+    def __init__(self, w):
+        self.w = w
+
+    def mask(self, b, h, q_idx, kv_idx):
+        return torch.where(kv_idx <= q_idx, q_idx - kv_idx < self.w, False)
+
+
+bound = Masker(2).mask
+'''
+
+
+@pytest.mark.parametrize("name", ["part", "part_doc", "bound"])
+def test_a_partial_and_a_bound_method_are_traced_through_their_function(tmp_path, name):
+    """Before: a functools.partial or a bound method ran with the real torch and its closure tensor unread (refused)."""
+    (tmp_path / "partials.py").write_text(PARTIALS)
+    fn = load(tmp_path / "partials.py", name)
+    mask = from_mask_mod(name, fn)
+    def plain(b, h, q_idx, kv_idx):  # create_mask wants a plain function of four arguments
+        return fn(b, h, q_idx, kv_idx)
+
+    for n in range(1, 6):
+        assert np.array_equal(formula_grid(mask, n), torch_grid(plain, n)), (name, n)
+
+
 def test_a_python_list_indexed_by_a_tensor_cannot_run(progs):
     fn = load(progs, "list_by_tensor")
     with pytest.raises(TraceError):

@@ -20,6 +20,7 @@ line of the user's file where it happened (``masks.py:12: bitwise arithmetic …
 from __future__ import annotations
 
 import copy
+import functools
 import linecache
 import numbers
 import os
@@ -143,10 +144,18 @@ def _checks(tracer: Tracer) -> dict[str, Callable]:
 def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
     """``fn`` with its module's numpy/torch replaced by the shims, the parameter checks by
     symbolic ones, its closure and global tensors by tables (:class:`Table`), and every
-    function it can reach that is traced code (:func:`_traced_code`) rebound the same way."""
+    function it can reach that is traced code (:func:`_traced_code`) rebound the same way.
+    A ``functools.partial`` or a bound method is rebound through its function (its bound
+    arguments as closure values)."""
+    memo = {} if memo is None else memo
+    if isinstance(fn, functools.partial):
+        return functools.partial(rebind(fn.func, tracer, memo),
+                                 *(_rebind_value(a, tracer, memo) for a in fn.args),
+                                 **{k: _rebind_value(v, tracer, memo, k) for k, v in fn.keywords.items()})
+    if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType) and _traced_code(fn.__func__):
+        return types.MethodType(rebind(fn.__func__, tracer, memo), fn.__self__)
     if not isinstance(fn, types.FunctionType):
         return fn
-    memo = {} if memo is None else memo
     key = id(fn.__globals__)
     if key not in memo:
         glb = dict(fn.__globals__)
@@ -238,13 +247,15 @@ def _has(cell) -> bool:
 def _rebind_value(value, tracer, memo, name: str = "a closure value"):
     if isinstance(value, types.FunctionType):
         return rebind(value, tracer, memo) if _traced_code(value) else value
+    if isinstance(value, (functools.partial, types.MethodType)):
+        return rebind(value, tracer, memo)
     if _is_module(value, "numpy"):
         return NUMPY_SHIM
     if _is_module(value, "torch"):
         return TORCH_SHIM
     if _is_array(value):
         return _tensor_value(name, value, tracer)
-    if isinstance(value, (tuple, list)) and any(isinstance(v, types.FunctionType) for v in value):
+    if isinstance(value, (tuple, list)) and any(isinstance(v, (types.FunctionType, functools.partial)) for v in value):
         return type(value)(_rebind_value(v, tracer, memo, name) for v in value)  # and_masks(*mask_mods)
     lib = _library_function(value)
     return lib if lib is not None else value
@@ -531,7 +542,14 @@ def _reachable_codes(program: Callable, limit: int = 5000) -> set:
             continue
         seen.add(id(fn))
         if isinstance(fn, (tuple, list)):
-            todo.extend(v for v in fn if isinstance(v, (types.FunctionType, tuple, list)))
+            todo.extend(v for v in fn if isinstance(v, (types.FunctionType, functools.partial, types.MethodType,
+                                                         tuple, list)))
+            continue
+        if isinstance(fn, functools.partial):
+            todo.append(fn.func)
+            continue
+        if isinstance(fn, types.MethodType):
+            todo.append(fn.__func__)
             continue
         if not isinstance(fn, types.FunctionType) or not _traced_code(fn):
             continue
@@ -541,7 +559,8 @@ def _reachable_codes(program: Callable, limit: int = 5000) -> set:
             names.update(c.co_names)
         todo.extend(v for k, v in fn.__globals__.items() if k in names and isinstance(v, types.FunctionType))
         for cell in fn.__closure__ or ():
-            if _has(cell) and isinstance(cell.cell_contents, (types.FunctionType, tuple, list)):
+            if _has(cell) and isinstance(cell.cell_contents, (types.FunctionType, functools.partial, types.MethodType,
+                                                              tuple, list)):
                 todo.append(cell.cell_contents)
     return out
 
@@ -637,7 +656,10 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
     from hasse.solvers.symbolic import terms
     from hasse.theory.deadline import tick
 
-    files = [getattr(getattr(program, "__code__", None), "co_filename", "") or ""]
+    inner = program
+    while isinstance(inner, (functools.partial, types.MethodType)):  # the file of the function they call
+        inner = inner.func if isinstance(inner, functools.partial) else inner.__func__
+    files = [getattr(getattr(inner, "__code__", None), "co_filename", "") or ""]
     codes = _reachable_codes(program)
     positions = {str(a.expr) for a in args if isinstance(a, SymInt)} - {"b0", "h0"}  # q, kv (a mask_mod's b, h: not)
     assume = dict(assume or {})
