@@ -65,7 +65,14 @@ class Untraceable(Exception):
 
 
 class CannotRun(Untraceable):
-    """torch (or numpy, for an ``np.*`` function) raises here: the program cannot run (exit 2)."""
+    """torch (or numpy, for an ``np.*`` function) raises here: the program cannot run (exit 2).
+
+    The message starts with "cannot run: " (added when it does not)."""
+
+    def __init__(self, *args):
+        if args and isinstance(args[0], str) and not args[0].startswith("cannot run"):
+            args = (f"cannot run: {args[0]}",) + args[1:]
+        super().__init__(*args)
 
 
 class TraceLimit(Untraceable):
