@@ -43,8 +43,9 @@ def minus_three(b, h, q_idx, kv_idx):
 
 
 def leaks_where_it_divides_by_zero(b, h, q_idx, kv_idx):
-    # causal, and q = 20 sees q + 1 exactly where the divisor is 0 (dropped by a hypothesis "divisor != 0")
-    return (kv_idx <= q_idx) | ((kv_idx == q_idx + 1) & ((q_idx + kv_idx) // (q_idx - 20) >= -10 ** 9))
+    # causal; 1 // (q - 20) is never 7 where it runs, so only q = 20 (the divisor 0) could see q + 1:
+    # a hypothesis "the divisor is not 0" drops exactly that pair, and Z3's 1 / 0 may be 7
+    return (kv_idx <= q_idx) | ((kv_idx == q_idx + 1) & ((1 // (q_idx - 20)) == 7))
 
 
 def causal(b, h, q_idx, kv_idx):
@@ -104,16 +105,51 @@ def torch_raises_at(fn, q: int, k: int) -> bool:
     return False
 
 
-def check_failure(data, fn):
-    """The verdict is the program's failure at the n where torch first raises (or unknown), never proved."""
+def torch_grid(fn, n: int) -> np.ndarray:
+    q, k = torch.arange(n)[:, None], torch.arange(n)[None, :]
+    return np.broadcast_to(fn(torch.tensor(0), torch.tensor(0), q, k).numpy(), (n, n)).astype(bool)
+
+
+def reach(allowed: np.ndarray, hops: int | None) -> np.ndarray:
+    """Pairs (q, k) with a walk of at most ``hops`` hops (None: any) from k to q through M or I."""
+    a = allowed | np.eye(len(allowed), dtype=bool)
+    out = a.copy()
+    for _ in range(len(a) if hops is None else hops - 1):
+        out = out | ((out.astype(int) @ a.astype(int)) > 0)
+    return out
+
+
+CLAIMS = {  # the claim at one n, by brute force on torch's grid
+    "dense": lambda m: bool(((reach(m, 2) & ~reach(m, 1)) == 0).all()),
+    "equiv causal": lambda m: bool((m == np.tril(np.ones_like(m))).all()),
+    "leak-free": lambda m: not any(reach(m, None)[p, p + 1] for p in range(len(m) - 1)),
+    "leak-free 2": lambda m: not any(reach(m, 2)[p, p + 1] for p in range(len(m) - 1)),
+}
+
+
+def first_bad_n(fn, claim: str, limit: int = 64):
+    """The first n where torch raises or the claim fails on torch's grid (the independent reference)."""
+    for n in range(1, limit):
+        try:
+            grid = torch_grid(fn, n)
+        except (RuntimeError, ZeroDivisionError):
+            return n
+        if not CLAIMS[claim](grid):
+            return n
+    return None
+
+
+def check_failure(data, fn, claim: str):
+    """Refuted at the first n where torch raises or the claim fails (or unknown), never proved."""
     assert data["verdict"] in ("refuted", "unknown"), data
     if data["verdict"] == "unknown":
         return
     cx = data["counterexample"]
-    assert cx["n"] == torch_fails_from(fn), (cx, data["reason"])
-    q, k = cx["pair"]
-    assert torch_raises_at(fn, q, k) and 0 <= q < cx["n"] and 0 <= k < cx["n"], cx
-    assert "the program fails" in data["reason"] and cx["failure"] and cx["program"]
+    assert cx["n"] == first_bad_n(fn, claim), (cx, data["reason"])
+    if cx["n"] == torch_fails_from(fn):  # the program fails there: the pair is where torch raises
+        q, k = cx["pair"]
+        assert torch_raises_at(fn, q, k) and 0 <= q < cx["n"] and 0 <= k < cx["n"], cx
+        assert "the program fails" in data["reason"] and cx["failure"] and cx["program"]
 
 
 # ---------------------------------------------------------------- obligations are failures
@@ -124,7 +160,7 @@ def test_a_divisor_that_can_be_zero_refutes_density_where_torch_raises(capsys, p
     path, ns = programs
     code, data, err = run_json(capsys, "prove-mask", f"{path}:{name}", "--claim", "dense")
     assert code in (1, 3), (code, data, err)
-    check_failure(data, ns[name])
+    check_failure(data, ns[name], "dense")
 
 
 def test_a_divisor_zero_at_every_n_cannot_run(capsys, programs):
@@ -141,7 +177,7 @@ def test_a_divisor_that_can_be_zero_refutes_equivalence(capsys, programs, name):
     path, ns = programs
     code, data, err = run_json(capsys, "equiv", f"{path}:causal", f"{path}:{name}")
     assert code in (1, 3), (code, data, err)
-    check_failure(data, ns[name])
+    check_failure(data, ns[name], "equiv causal")
 
 
 @pytest.mark.parametrize("extra", [[], ["--layers", "2"]])
@@ -152,7 +188,8 @@ def test_a_leak_hidden_where_the_divisor_is_zero_is_refuted(capsys, programs, ex
     code, data, err = run_json(capsys, "prove-mask", f"{path}:leaks_where_it_divides_by_zero", "--claim",
                                "leak-free", "--task", "causal_lm", *extra)
     assert code in (1, 3), (code, data, err)
-    check_failure(data, fn)
+    assert first_bad_n(fn, "leak-free 2" if extra else "leak-free") == 21  # no leak where the program runs
+    check_failure(data, fn, "leak-free 2" if extra else "leak-free")
 
 
 def test_an_invariant_that_cannot_run_proves_nothing(capsys, programs):

@@ -51,6 +51,7 @@ A proved verdict is re-checked too, at the small instances of the side condition
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from dataclasses import asdict, dataclass, field
@@ -306,6 +307,10 @@ def check_obligations(mask: SymbolicMask, conds: list, timeout: float | None = D
     why = next((w for (_ob, w), fail in zip(mask.obligations, fails)
                 if z3.is_true(model.eval(fail, model_completion=True))), mask.obligations[0][1])
     cx = {"n": n, "params": values, "pair": [pq, pk], "failure": why, "program": mask.name}
+    if mask.indexes:  # the model's index tensors (completed to their property): the re-check runs the program on them
+        from hasse.solvers.symbolic.recheck import lists_from_model
+
+        cx["lists"] = lists_from_model([mask], model, n, [(pq, pk)])
     heads = [x for x in _constants(z3.And([ob for ob, _ in mask.obligations])) if str(x) == "h0"]
     if heads:  # the union over heads: the head whose program fails there
         cx["head"] = _value(model, heads[0])
@@ -322,7 +327,7 @@ def _recheck_failure(mask: SymbolicMask, cx: dict) -> str:
         return "not re-checked: no program to run (a failure is a property of the program, not of its formula)"
     n, params, (q, k) = cx["n"], cx["params"], cx["pair"]
     try:
-        program.sample(n, params, [q], [k])
+        program.sample(n, params, [q], [k], cx.get("lists") or None)
     except Exception as exc:  # the program raising is the expected outcome here
         text = " ".join(str(exc).split())[:200]
         return f"confirmed: the program raises at n = {n}{_ptext(params)}, pair ({q}, {k}) " \
@@ -377,6 +382,45 @@ def _failing(claim: str, statement: str, start: float, timeout, checks) -> Symbo
         if failure is not None:
             return failure.as_verdict(claim, statement, start)
     return None
+
+
+def _earlier(failed: SymbolicVerdict, n, rerun: Callable, walks: Callable | None = None) -> SymbolicVerdict:
+    """The program's failure at ``N``, or the claim's own counterexample at a smaller ``n`` where the program runs.
+
+    Below ``N`` every obligation holds, so the claim is decided there as usual (``rerun([n <= N − 1])``):
+    refuted → that counterexample (the smaller n); proved → the failure is the smallest; else (unknown,
+    e.g. an invariant that fails) ``walks(N)`` (:func:`_walks_below`, every depth) may still find one, and
+    where nothing decides it the failure is labelled "an n; smaller may exist".
+    """
+    start = time.perf_counter()
+    out = _earlier_body(failed, n, rerun, walks)
+    return out if out is failed else dataclasses.replace(out, seconds=failed.seconds + time.perf_counter() - start)
+
+
+def _earlier_body(failed: SymbolicVerdict, n, rerun: Callable, walks: Callable | None) -> SymbolicVerdict:
+    cx = failed.counterexample or {}
+    top = cx.get("n")
+    if failed.verdict != REFUTED or not isinstance(top, int) or z3.is_int_value(n) or top <= 1:
+        return failed
+    with _inner():
+        below = rerun([n <= top - 1])
+    if below.verdict == REFUTED:
+        return dataclasses.replace(below, statement=failed.statement, reason=f"{below.reason} (below n = {top}, where the program fails: "
+                                          f"{cx.get('failure')})")
+    if below.verdict == PROVED:
+        return failed
+    with _inner():
+        found = walks(top) if walks is not None else None
+    if found is not None:
+        v, how, why = found
+        if v is not None:
+            return dataclasses.replace(v, statement=failed.statement,
+                                       reason=f"{v.reason} ({how}; below n = {top}, where the program fails: "
+                                              f"{cx.get('failure')})")
+        if not why:
+            return failed
+        return _label(failed, f"below n = {top}: {why}")
+    return _label(failed, f"below n = {top} the claim was not decided: {below.reason}")
 
 
 def _invariant_fails(inv: SymbolicMask, conds: list, timeout, params: dict) -> str:
@@ -434,7 +478,8 @@ def prove_dense(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT, 
     statement = _statement(mask, mask.params, conds, "M or I is transitive")
     failed = _failing("dense", statement, start, timeout, [(mask, conds, mask.params)])
     if failed is not None:
-        return failed
+        return _earlier(failed, mask.n, lambda below: prove_dense(mask, timeout=timeout, assume=[*assume, *below],
+                                                                  recheck_upto=0))
     query = conds + [mask.inside(a, b, c)] + mask.facts([(c, b), (b, a), (c, a)]) + \
         [mask.attends(c, b), mask.attends(b, a), z3.Not(mask.attends(c, a))]
     status, model, reason, _ = _solve(query, timeout)
@@ -470,7 +515,8 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     statement = _statement(mask_a, params, conds, f"{mask_a.name} and {mask_b.name} allow the same pairs")
     failed = _failing("equivalent", statement, start, timeout, [(mask_a, conds, params), (mask_b, conds, params)])
     if failed is not None:
-        return failed
+        return _earlier(failed, mask_a.n, lambda below: check_equivalence(
+            mask_a, mask_b, timeout=timeout, assume=[*assume, *below], recheck_upto=0))
     base = conds + mask_a.facts([(q, k)]) + mask_b.facts([(q, k)])
     size_query = conds + [mask_a.size != mask_b.size]
     status, model, reason, _ = _solve(size_query, timeout)
@@ -608,6 +654,18 @@ def _hops(mask: SymbolicMask, layers: int, timeout, assume: Sequence = ()) -> tu
 EMPTY_ROWS_NOTE = " (a query attending no key reads as attending only itself: --empty-rows attend-none)"
 
 
+_INNER: list = []  # non-empty while a claim runs inside another (_earlier, _walks_below): no statement words
+
+
+@contextlib.contextmanager
+def _inner():
+    _INNER.append(True)
+    try:
+        yield
+    finally:
+        _INNER.pop()
+
+
 def _empty_rows_note(mask: SymbolicMask, conds: list, timeout) -> str:
     """"" when no query of the mask attends no key (proved), else :data:`EMPTY_ROWS_NOTE` for the statement.
 
@@ -615,6 +673,8 @@ def _empty_rows_note(mask: SymbolicMask, conds: list, timeout) -> str:
     attending every key (``theory.empty_rows``). When rows may be empty the statement
     says which reading it is about. The diagonal first (no quantifier), then ``∃q ∀k ¬M``.
     """
+    if _INNER:  # a claim asked inside another (a bound n <= m): its statement is not shown
+        return ""
     q, k = z3.Ints("q_empty k_empty")
     status, _, _, _ = _solve(conds + [mask.inside(q)] + mask.facts([(q, q)]) + [z3.Not(mask.allowed(q, q))],
                              timeout)
@@ -660,7 +720,9 @@ def prove_leak_free(task: SymbolicTask, *, layers: int | None = None, invariant=
     failed = _failing("leak-free", _statement(mask, tparams, conds, f"no position predicts a token it sees {depth}",
                                               task=task), start, timeout, [(mask, conds, tparams)])
     if failed is not None:
-        return failed
+        return _earlier(failed, mask.n, lambda below: prove_leak_free(
+            task, layers=layers, invariant=invariant, timeout=timeout, assume=[*assume, *below], recheck_upto=0),
+            lambda n0: _walks_below(prove_leak_free, task, n0, timeout, assume) if layers is None else None)
     empty = _empty_rows_note(mask, conds, timeout)
     t = z3.Int("t")
     if layers is not None:
@@ -734,7 +796,9 @@ def prove_isolation(task: SymbolicTask, *, layers: int | None = None, invariant=
     failed = _failing("isolation", _statement(mask, tparams, conds, f"no flow between groups {depth}", task=task),
                       start, timeout, [(mask, conds, tparams)])
     if failed is not None:
-        return failed
+        return _earlier(failed, mask.n, lambda below: prove_isolation(
+            task, layers=layers, invariant=invariant, timeout=timeout, assume=[*assume, *below], recheck_upto=0),
+            lambda n0: _walks_below(prove_isolation, task, n0, timeout, assume) if layers is None else None)
     empty = _empty_rows_note(mask, conds, timeout)
     if task.group is None:
         return SymbolicVerdict("isolation", UNKNOWN, _statement(mask, tparams, conds, "groups are isolated", task=task),
@@ -833,43 +897,52 @@ def smallest_refutation(fn: Callable, task: SymbolicTask, walk: SymbolicVerdict,
 def _smallest_refutation(fn: Callable, task: SymbolicTask, walk: SymbolicVerdict, timeout) -> SymbolicVerdict:
     cx = walk.counterexample or {}
     n0 = cx.get("n")
-    mask = task.mask
-    if walk.verdict != REFUTED or not isinstance(n0, int) or z3.is_int_value(mask.n) or n0 <= 1:
+    if walk.verdict != REFUTED or not isinstance(n0, int) or z3.is_int_value(task.mask.n) or n0 <= 1:
         return walk
-    conds = _conditions_of(mask, extra=list(task.conditions))
-    isolation = fn is prove_isolation
-    found = _concrete_smallest(task, conds, n0, isolation)
+    with _inner():
+        v, how, why = _walks_below(fn, task, n0, timeout)
+    if v is not None:
+        return v if v.disagrees else _how(v, how)
+    return _label(walk, why) if why else _how(walk, how)
+
+
+def _walks_below(fn: Callable, task: SymbolicTask, n0: int, timeout, assume: Sequence = ()):
+    """The first refutation by walks of any length at ``n < n0``: ``(verdict, how, "")``; none: ``(None, how, "")``;
+    not decided: ``(None, "", why)`` (see :func:`smallest_refutation`)."""
+    mask = task.mask
+    conds = _conditions_of(mask, extra=list(task.conditions) + list(assume))
+    found = _concrete_smallest(task, conds, n0, fn is prove_isolation)
     if found == "none":
-        return _how(walk, f"no smaller n by the concrete search at every n < {n0} (every depth)")
+        return None, f"the smallest n: the concrete search finds nothing at n < {n0} (every depth)", ""
     if found is not None:
         m, depth = found
-        v = fn(task, layers=max(1, depth), assume=[mask.n <= m], timeout=timeout, recheck_upto=0)
+        v = fn(task, layers=max(1, depth), assume=[*assume, mask.n <= m], timeout=timeout, recheck_upto=0)
         vn = (v.counterexample or {}).get("n")
         if v.verdict == REFUTED and vn == m:
-            return _how(v, f"the smallest n: the concrete search finds nothing at n < {m} (every depth), "
-                           f"and this walk of {depth} hops at n = {m}")
+            return v, (f"the smallest n: the concrete search finds nothing at n < {m} (every depth), "
+                       f"and this walk of {depth} hops at n = {m}"), ""
         if v.verdict == REFUTED:  # the symbolic walk finds a smaller n than the concrete search: a bug of the kit
             return dataclasses.replace(v, recheck=f"DISAGREES: the concrete search at every depth finds nothing at "
-                                                  f"n = {vn} < {m}, the symbolic walk does")
-        return _label(walk, f"the concrete search finds a leak at n = {m} that the symbolic walk of {depth} hops "
-                            f"does not confirm (it says {v.verdict}: {v.reason})")
+                                                  f"n = {vn} < {m}, the symbolic walk does"), "", ""
+        return None, "", (f"the concrete search finds a leak at n = {m} that the symbolic walk of {depth} hops "
+                          f"does not confirm (it says {v.verdict}: {v.reason})")
     m = 1
     while True:
         m = min(m, n0 - 1)
         hops = _walk_length(mask, conds, m, timeout)
         if hops is None:
-            return _label(walk, f"the number of positions at n <= {m} is not bounded by the solver")
+            return None, "", f"the number of positions at n <= {m} is not bounded by the solver"
         if hops > MAX_WALK_LAYERS:
-            return _label(walk, f"walks of {hops} hops (every walk at n <= {m}) are more than "
-                                f"{MAX_WALK_LAYERS}, the most encoded")
+            return None, "", (f"walks of {hops} hops (every walk at n <= {m}) are more than "
+                              f"{MAX_WALK_LAYERS}, the most encoded")
         if hops > 0:
-            v = fn(task, layers=hops, assume=[mask.n <= m], timeout=timeout, recheck_upto=0)
+            v = fn(task, layers=hops, assume=[*assume, mask.n <= m], timeout=timeout, recheck_upto=0)
             if v.verdict == REFUTED:
-                return _how(v, f"the smallest n: walks of {hops} hops cover every walk at n <= {m}")
+                return v, f"the smallest n: walks of {hops} hops cover every walk at n <= {m}", ""
             if v.verdict != PROVED:
-                return _label(walk, f"walks of {hops} hops at n <= {m}: {v.reason}")
+                return None, "", f"walks of {hops} hops at n <= {m}: {v.reason}"
         if m >= n0 - 1:
-            return _how(walk, f"the smallest n: no walk of any length at n < {n0}")
+            return None, f"the smallest n: no walk of any length at n < {n0}", ""
         m *= 2
 
 
@@ -1234,7 +1307,9 @@ def prove_consistent(mask: SymbolicMask | SymbolicTask, *, queries: Callable | N
     statement = _statement(mask, mask.params, conds, "every query's upstream equals its inference upstream")
     failed = _failing("consistent", statement, start, timeout, [(mask, conds, mask.params)])
     if failed is not None:
-        return failed
+        return _earlier(failed, mask.n, lambda below: prove_consistent(
+            mask, queries=queries, upstream=upstream, order=order, concrete=concrete, timeout=timeout,
+            assume=[*assume, *below], recheck_upto=0))
     dense = prove_dense(mask, timeout=timeout, assume=assume, recheck_upto=0)
     if dense.verdict != PROVED:
         why = "the mask is not dense" if dense.verdict == REFUTED else f"density: {dense.reason}"
