@@ -325,3 +325,31 @@ def test_an_assumed_index_tensor_is_rechecked_on_the_program_with_other_values(c
     data = json.loads(out)
     assert code == 1 and data["recheck"].startswith("DISAGREES: the traced formula and the program differ"), data
     assert "with doc = " in data["recheck"], data
+
+
+OFFSETS = '''\
+import numpy as np
+
+doc = np.array([0, 0, 1, 1, 2, 2])
+offsets = np.array([0, 2, 4])
+
+
+def fn(b, h, q_idx, kv_idx):
+    return (kv_idx >= offsets[doc[q_idx]]) & (kv_idx <= q_idx)
+'''
+
+
+def test_a_failure_over_an_assumed_tensor_is_rechecked_with_the_models_tensor(capsys, tmp_path):
+    # for some non-decreasing doc, doc[q] leaves offsets: the program fails there, and the re-check
+    # runs it with the model's doc (completed to a non-decreasing tensor), not the one as given
+    path = tmp_path / "offsets.py"
+    path.write_text(OFFSETS)
+    code, out, err = run(capsys, "prove-mask", f"{path}:fn", "--claim", "dense", "--assume", "doc=nondecreasing",
+                         "--json")
+    data = json.loads(out)
+    cx = data["counterexample"]
+    assert code == 1 and data["verdict"] == "refuted" and "failure" in cx, data
+    doc = cx["lists"]["doc"]
+    assert len(doc) == cx["n"] and all(a <= b for a, b in zip(doc, doc[1:])), cx
+    assert not 0 <= doc[cx["pair"][0]] < 3 or not 0 <= doc[cx["pair"][1]] < 3, cx  # a lookup outside offsets
+    assert data["recheck"].startswith("confirmed: the program raises"), data

@@ -476,3 +476,55 @@ def _sample_of(mask, p: Point) -> np.ndarray:
     if undef is not None:
         raise Unevaluable(f"the formula of {mask.name} is undefined at {p.where()}")
     return np.asarray(values, dtype=bool)
+
+
+# ---------------------------------------------------------------- a model's index tensors, for a refutation
+
+
+def lists_from_model(masks: list, model, n: int, pairs: Sequence) -> dict:
+    """Concrete values of the masks' index tensors for a refutation's re-check: the model's values at every
+    place the masks look up at ``pairs`` (position pairs), completed to a tensor of the declared property.
+
+    The axioms hold only at the lookups, so the model's other values need not have the property;
+    they are filled in: ``nondecreasing`` with the nearest earlier looked-up value (the first one
+    before it), ``bijection`` with the unused values in order, ``backward`` with roots (-1),
+    ``any`` with 0. An ancestry relation (a tree's) is not rebuilt here: left out.
+
+    >>> n = z3.Int("n"); q, k = z3.Ints("q0 k0")
+    >>> from hasse.solvers.symbolic.terms import SymIndex, SymInt
+    >>> ix = SymIndex("doc", "nondecreasing", SymInt(n, None)); ix.lookups = [q, k]
+    >>> class M: indexes, q, k = [ix], q, k
+    >>> s = z3.Solver(); s.add(ix.function(z3.IntVal(1)) == 3, ix.function(z3.IntVal(4)) == 5); _ = s.check()
+    >>> lists_from_model([M], s.model(), 6, [(4, 1)])
+    {'doc': [3, 3, 3, 3, 5, 5]}
+    """
+    out: dict = {}
+    for m in masks:
+        for ix in m.indexes:
+            if ix.name in out or getattr(ix, "relation", None) is not None:
+                continue
+            fixed: dict[int, int] = {}
+            for pq, pk in pairs:
+                for term in ix.lookups:
+                    at = z3.substitute(term, (m.q, z3.IntVal(int(pq))), (m.k, z3.IntVal(int(pk))))
+                    i, v = model.eval(at, model_completion=True), model.eval(ix.function(at), model_completion=True)
+                    if z3.is_int_value(i) and z3.is_int_value(v) and 0 <= i.as_long() < n:
+                        fixed[i.as_long()] = v.as_long()
+            out[ix.name] = _complete(ix.prop, n, fixed)
+    return out
+
+
+def _complete(prop: str, n: int, fixed: dict[int, int]) -> list[int]:
+    if prop == "nondecreasing":
+        first = fixed[min(fixed)] if fixed else 0
+        values, current = [], first
+        for i in range(n):
+            current = fixed.get(i, current)
+            values.append(current)
+        return values
+    if prop == "bijection":
+        free = iter(sorted(set(range(n)) - set(fixed.values())))
+        return [fixed[i] if i in fixed else next(free) for i in range(n)]
+    if prop == "backward":
+        return [fixed.get(i, -1) for i in range(n)]
+    return [fixed.get(i, 0) for i in range(n)]
