@@ -168,7 +168,7 @@ def symbolic_mask(spec: str) -> SymbolicMask:
 
     >>> m = symbolic_mask("block_two_stream")
     >>> m.statement
-    'for all n >= 1 and all l >= 1 with l | n'
+    'for all 1 <= n <= 2^31 and all l >= 1 with l | n'
     >>> m.size
     2*n - l
     >>> symbolic_mask("sliding_window:w=2").concrete(3).astype(int).tolist()
@@ -224,7 +224,7 @@ def _named_symbols(mask: SymbolicMask, shared: dict[str, str], fixed_n: bool) ->
 
     >>> m = symbolic_mask("sliding_window:w=W")
     >>> m.statement, sorted(str(v) for v in m.params.values())
-    ('for all n >= 1 and all W >= 1', ['W'])
+    ('for all 1 <= n <= 2^31 and all 1 <= W <= 2^31', ['W'])
     """
     if N in shared:
         raise InputError("n cannot be named: it is the length every statement ranges over", mask.name)

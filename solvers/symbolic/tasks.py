@@ -160,7 +160,7 @@ def symbolic_task(spec: str) -> SymbolicTask:
 
     >>> t = symbolic_task("butterfly")
     >>> str(t.mask.size), t.mask.statement
-    ('3*n - 2', 'for all n >= 1')
+    ('3*n - 2', 'for all 1 <= n <= 2^31')
     >>> z3.simplify(z3.substitute(t.holds(z3.IntVal(5), z3.IntVal(0)), (t.n, z3.IntVal(3))))  # P_1 holds x_0
     True
     >>> symbolic_task("ar:n=3")  # doctest: +ELLIPSIS
