@@ -229,7 +229,8 @@ def test_a_program_that_differs_from_its_formula_only_from_n_999_is_caught(capsy
     data = json.loads(out)
     assert code == 1 and data["verdict"] == "proved", data  # Z3 compared two equal formulas
     assert data["recheck"].startswith("DISAGREES: the traced formula and the program differ at n = 999"), data
-    assert "pair (998, 0)" in data["recheck"] and "the program says blocked, the formula says allowed" in data["recheck"]
+    assert "pair (998, 0)" in data["recheck"], data
+    assert "the program says blocked, the formula says allowed" in data["recheck"], data
 
 
 def test_floor_division_traced_as_truncation_is_caught(capsys, monkeypatch, masks):
@@ -353,3 +354,12 @@ def test_a_failure_over_an_assumed_tensor_is_rechecked_with_the_models_tensor(ca
     assert len(doc) == cx["n"] and all(a <= b for a, b in zip(doc, doc[1:])), cx
     assert not 0 <= doc[cx["pair"][0]] < 3 or not 0 <= doc[cx["pair"][1]] < 3, cx  # a lookup outside offsets
     assert data["recheck"].startswith("confirmed: the program raises"), data
+
+
+def test_a_refutation_over_index_tensors_is_rechecked_on_the_models_tensor():
+    # before: "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
+    from hasse.solvers.symbolic.claims import check_equivalence
+
+    v = check_equivalence(symbolic_catalog.symbolic_mask("document:causal=true"),
+                          symbolic_catalog.symbolic_mask("document"))
+    assert v.verdict == "refuted" and v.recheck == "confirmed", v

@@ -495,7 +495,8 @@ def prove_dense(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT, 
     pa, pb, pc = (_value(model, x) for x in (a, b, c))
     cx = {"n": n, "params": params, "positions": [pa, pb, pc], "path": [pa, pb, pc],
           "missing": [pc, pa], "size": mask.size_at(n, **params)}
-    recheck = _concrete_dense(mask, n, params, (pa, pb, pc))
+    recheck = _concrete_dense(mask, n, params, (pa, pb, pc),
+                              _model_lists([mask], model, n, [(pc, pb), (pb, pa), (pc, pa)]))
     return SymbolicVerdict("dense", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                            f"at n = {n}{_ptext(params)}: {pc} attends {pb}, {pb} attends {pa}, "
                            f"but {pc} does not attend {pa}" + _uncertain(cx, note))
@@ -549,7 +550,8 @@ def check_equivalence(mask_a: SymbolicMask, mask_b: SymbolicMask, *, timeout: fl
     in_a = z3.is_true(model.eval(mask_a.allowed(pq, pk), model_completion=True))
     cx = {"n": n, "params": ps, "positions": [pq, pk], "pair": [pq, pk],
           "allowed_by": mask_a.name if in_a else mask_b.name}
-    recheck = _concrete_equal(mask_a, mask_b, n, ps, (pq, pk))
+    recheck = _concrete_equal(mask_a, mask_b, n, ps, (pq, pk),
+                              _model_lists([mask_a, mask_b], model, n, [(pq, pk)]))
     return SymbolicVerdict("equivalent", REFUTED, statement, time.perf_counter() - start, cx, recheck,
                            f"at n = {n}{_ptext(ps)}: M[{pq}, {pk}] is allowed by {cx['allowed_by']} only"
                            + _uncertain(cx, note))
@@ -1108,11 +1110,20 @@ def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: d
     return f"confirmed: {what} at {the_plan.words}{claim_words}"
 
 
-def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
+def _model_lists(masks: list, model, n: int, pairs: list) -> dict | None:
+    """The index tensors of a refutation's model (:func:`recheck.lists_from_model`), or None without any."""
+    if not any(m.indexes for m in masks):
+        return None
+    from hasse.solvers.symbolic.recheck import lists_from_model
+
+    return lists_from_model(masks, model, n, pairs) or None
+
+
+def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness, lists: dict | None = None) -> str:
     from hasse.theory.order import mask_to_order
 
     try:
-        grids = _grids([mask], n, params)
+        grids = _grids([mask], n, params, lists=lists)
     except Exception as exc:
         return f"not re-checked: {exc}"
     if witness is None:  # a proof: every concrete instance (of the index tensors too) is dense
@@ -1121,7 +1132,7 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
                 return f"DISAGREES: proved dense, but the concrete engine finds it not dense at " \
                        f"n = {n}{_ptext(params)}{label}"
         return "confirmed"
-    if len(grids) != 1 or grids[0][0]:
+    if len(grids) != 1 or (grids[0][0] and not lists):
         return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
     matrix = grids[0][1][0]
     dense = mask_to_order(matrix).dense
@@ -1133,7 +1144,7 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness) -> str:
     return "confirmed"
 
 
-def _grids(masks: list, n: int, params: dict, limit: int = 4) -> list[tuple[str, tuple]]:
+def _grids(masks: list, n: int, params: dict, limit: int = 4, lists: dict | None = None) -> list[tuple[str, tuple]]:
     """``(label, (matrix, …))`` for each concrete instance of the masks' index tensors at ``n`` (one, without).
 
     Each matrix is the mask's PROGRAM at those values (``SymbolicMask.program``: the user's
@@ -1153,7 +1164,7 @@ def _grids(masks: list, n: int, params: dict, limit: int = 4) -> list[tuple[str,
     if {ix.name for ix in carrier.indexes} != names:
         raise ValueError("the masks have different index tensors")
     out = []
-    for inst in index_instances(carrier, n, limit=limit):
+    for inst in ([lists] if lists else index_instances(carrier, n, limit=limit)):  # a model's own, or instances
         label = "".join(f" with {k} = {v}" for k, v in sorted(inst.items()))
         fixed = []
         for m in masks:
@@ -1169,12 +1180,12 @@ def _eye(size: int):
     return np.eye(size, dtype=bool)
 
 
-def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) -> str:
+def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair, lists: dict | None = None) -> str:
     try:
-        grids = _grids([a, b], n, params)
+        grids = _grids([a, b], n, params, lists=lists)
     except Exception as exc:
         return f"not re-checked: {exc}"
-    if pair is not None and (len(grids) != 1 or grids[0][0]):
+    if pair is not None and (len(grids) != 1 or (grids[0][0] and not lists)):
         return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
     for label, (ma, mb) in grids:
         where = f"n = {n}{_ptext(params)}{label}"
