@@ -6,7 +6,8 @@ starts torch's thread pool before it forks): the program is called through torch
 kv, q, h, b) for ``B`` batch rows and ``H`` heads, and also once on broadcast index tensors (the call
 ``mask_mod(b[:, None, None, None], h[None, :, None, None], q[None, None, :, None], kv[None, None, None, :])``).
 What raises is recorded with the smallest n at which it raises. A result that is not a bool tensor raises
-too (create_block_mask asserts "mask.dtype must be torch.bool").
+too under vmap (create_block_mask asserts "mask.dtype must be torch.bool"); the broadcast call (the numpy
+path of ``hasse analyze``) takes 0/1 values of any dtype.
 
 Since vmap evaluates every pair on its own, the mask at n is the top-left n x n corner of the mask at N
 and a raise at n stays at every larger n; so one call at N and a bisection for the first n that raises
@@ -87,8 +88,8 @@ def _broadcast_grid(fn, B: int, H: int, n: int):
     ar = torch.arange(n)
     out = fn(b, h, ar[None, None, :, None], ar[None, None, None, :])
     out = torch.as_tensor(out)
-    if out.dtype != torch.bool:
-        raise TypeError(f"mask.dtype must be torch.bool, got {out.dtype}")
+    if out.dtype != torch.bool and not ((out == 0) | (out == 1)).all():  # the numpy path takes 0/1 values
+        raise TypeError(f"mask values must be 0/1, got {out.dtype}")
     return (torch.broadcast_to(out, (B, H, n, n)) != 0).numpy().astype(bool).copy()
 
 
