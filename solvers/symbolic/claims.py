@@ -1090,6 +1090,7 @@ def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: d
         if problem:
             return problem
     claim = list(dict.fromkeys((p.n, p.params) for p in the_plan.claim if p.n <= upto))
+    recheck.prefetch_grids(masks, claim)  # the claim's grids in one batch (one child run for a mask_mod)
     for n, ps in claim:
         try:
             result = one(n, dict(ps))

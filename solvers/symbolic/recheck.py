@@ -528,3 +528,23 @@ def _complete(prop: str, n: int, fixed: dict[int, int]) -> list[int]:
     if prop == "backward":
         return [fixed.get(i, -1) for i in range(n)]
     return [fixed.get(i, 0) for i in range(n)]
+
+
+def prefetch_grids(masks: list, instances: Sequence, limit: int = 4) -> None:
+    """Evaluate each mask's program at these ``(n, params)`` (and ``limit`` index instances each, as the claims'
+    re-checks read them) in one batch: one child run for a mask_mod instead of one per grid."""
+    indexed = [ix for m in masks for ix in m.indexes]
+    for mask in masks:
+        program = getattr(mask, "program", None)
+        if program is None:
+            continue
+        names = {ix.name for ix in mask.indexes}
+        points = []
+        for n, params in instances:
+            own = {k: v for k, v in dict(params).items() if k in mask.params}
+            for lists in _lists(masks, n, limit, indexed):
+                points.append(point(n, own, {k: v for k, v in lists.items() if k in names}))
+        try:
+            program.prefetch(points)
+        except InputError:  # the grids are asked for again one by one, and say why there
+            pass
