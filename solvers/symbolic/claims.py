@@ -77,7 +77,7 @@ class SymbolicVerdict:
 
     claim: str  # the claim's name: "dense", "leak-free", "isolation", "equivalent"
     verdict: str  # proved | refuted | unknown
-    statement: str  # exactly what was proved (or refuted): "for all n >= 1 and all w >= 1: M or I is transitive"
+    statement: str  # exactly what was proved (or refuted): "for all 1 <= n <= 2^31 and all 1 <= w <= 2^31: M or I is transitive"
     seconds: float = 0.0
     counterexample: dict | None = None  # refuted: n, params, positions, path, …
     recheck: str | None = None  # "confirmed", "confirmed at n = 1…6", or "DISAGREES: …"
