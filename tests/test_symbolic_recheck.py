@@ -363,3 +363,32 @@ def test_a_refutation_over_index_tensors_is_rechecked_on_the_models_tensor():
     v = check_equivalence(symbolic_catalog.symbolic_mask("document:causal=true"),
                           symbolic_catalog.symbolic_mask("document"))
     assert v.verdict == "refuted" and v.recheck == "confirmed", v
+
+
+# --- a refutation beyond any grid is re-checked on the programs at its pair (lead, issue 21) ---------------
+
+WRAPS = '''\
+def scaled(b, h, q_idx, kv_idx):
+    return q_idx * 2**40 >= kv_idx * 2**40
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+'''
+
+
+def test_a_refutation_at_a_size_no_grid_holds_is_rechecked_on_the_pair(capsys, tmp_path):
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "wraps.py"
+    path.write_text(WRAPS)
+    code, out, err = run(capsys, "equiv", f"{path}:scaled", f"{path}:causal", "--json")
+    data = json.loads(out)
+    cx = data["counterexample"]
+    # the truth by torch itself: below 2^23 the products stay inside int64 (so the masks agree); at the
+    # refutation's pair they wrap and differ
+    assert code == 1 and cx["n"] == 2 ** 23 + 1, data
+    q, k = cx["pair"]
+    assert max(q, k) == 2 ** 23
+    tq, tk = torch.tensor([q]), torch.tensor([k])
+    assert bool(tq * 2**40 >= tk * 2**40) != bool(tq >= tk)
+    assert data["recheck"].startswith("confirmed on the programs"), data  # never "not re-checked" for want of a grid

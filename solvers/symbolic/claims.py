@@ -1181,7 +1181,12 @@ def _eye(size: int):
     return np.eye(size, dtype=bool)
 
 
+SAMPLED_FROM = 4096  # a refutation at a larger size is re-checked on the pair alone (the programs run on 1 x 1)
+
+
 def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair, lists: dict | None = None) -> str:
+    if pair is not None and not lists and n > SAMPLED_FROM:
+        return _sampled_pair(a, b, n, params, pair)
     try:
         grids = _grids([a, b], n, params, lists=lists)
     except Exception as exc:
@@ -1201,6 +1206,23 @@ def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair
         if ma[q, k] == mb[q, k]:
             return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at {where}"
     return "confirmed"
+
+
+def _sampled_pair(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) -> str:
+    """A refutation at a size too large for a grid: both programs run at ``n`` on the one pair (rows [q], cols [k])."""
+    from hasse.solvers.symbolic.programs import point
+    from hasse.solvers.symbolic.recheck import _sample_of
+
+    q, k = pair
+    where = f"n = {n}{_ptext(params)}"
+    try:
+        at = point(n, params, None, [q], [k])
+        va, vb = bool(_sample_of(a, at)[0, 0]), bool(_sample_of(b, at)[0, 0])
+    except Exception as exc:  # the program's own failure, or one the sample cannot evaluate: said, never "confirmed"
+        return f"not re-checked: at {where}, pair ({q}, {k}): {' '.join(str(exc).split())}"
+    if va == vb:
+        return f"DISAGREES: the programs agree at M[{q}, {k}] at {where} (both {va})"
+    return f"confirmed on the programs at {where}, pair ({q}, {k}) (sampled: the grid is too large)"
 
 
 def _equal_on_plan(a: SymbolicMask, b: SymbolicMask, the_plan) -> str | None:
