@@ -184,6 +184,24 @@ def parse_assume(items) -> dict[str, str]:
     return out
 
 
+TORCH_WORDS = ("torch", "attn_gym", "flex_attention")  # a file naming one of these imports torch (or may)
+
+
+def preload_torch(path: str) -> None:
+    """Import torch here once when the user's file names it: every bounded child (the rehearsal of the trace,
+    the re-check's run of the program) is forked from this process and inherits it, where each would
+    otherwise import torch again (about 5 s each). Only a matter of time: the runs are the same."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(1 << 20)
+    except OSError:
+        return  # the loader says what is wrong with the file
+    from hasse.gpu_check.torch_extra import has_torch
+
+    if any(w in text for w in TORCH_WORDS) and has_torch():
+        import torch  # noqa: F401 - loaded for the children to inherit
+
+
 def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, batch: int | None = None,
                   assume: dict | None = None, timeout: float | None = None, strict_assume: bool = True):
     """The SymbolicMask of a MASK argument: ``FILE.py:fn`` (a mask_mod) or a catalogue spec; one-line exit 2 else.
@@ -203,6 +221,7 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
             from hasse.solvers.symbolic.catalog import symbolic_mask_mod
             from hasse.theory.user_code import ARGUMENT
 
+            preload_torch(path)
             with deadline(timeout):
                 return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT, batch=batch,  # typed on the command line
                                          assume=assume or None, fallback=_torch_fallback(),
