@@ -434,9 +434,6 @@ def test_attn_gym_mask_mod(capsys, files, name, claim, ranged):
         assert not (m | np.eye(len(m), dtype=bool))[t, s], cx
 
 
-@pytest.mark.xfail(reason="with --assume document_id=nondecreasing the refutation (offsets[document_id[q]] can leave "
-                          "offsets for some such tensor) is re-checked on the program with the tensor as given, where "
-                          "it runs: DISAGREE, exit 1; the re-check should run the model's tensor", strict=False)
 def test_documents_over_every_nondecreasing_id_tensor(capsys, files):
     code = main(["prove-mask", f"{files / 'doc_causal'}.py:fn", "--claim", "dense", "--assume",
                  "document_id=nondecreasing", "--json", "--timeout", "60"])
