@@ -612,3 +612,46 @@ def test_the_domain_bound_is_in_the_side_conditions(progs):
 def test_constants_reach_the_symbolic_mask(progs):
     mask = from_mask_mod("under_1000", load(progs, "under_1000"))
     assert 1000 in mask.constants, mask.constants
+
+
+# --- an operation that raises only at some values, inside the program's try (lead, issue 21) -------------
+
+SWALLOWS = '''\
+def swallows(b, h, q_idx, kv_idx):
+    try:
+        return q_idx // kv_idx >= 1
+    except RuntimeError:
+        return q_idx >= kv_idx
+
+
+def quiet_try(b, h, q_idx, kv_idx):
+    try:
+        allowed = q_idx >= kv_idx
+    except RuntimeError:
+        allowed = q_idx > kv_idx
+    return allowed
+
+
+def causal(b, h, q_idx, kv_idx):
+    return q_idx >= kv_idx
+'''
+
+
+def test_a_divisor_that_can_be_0_inside_the_programs_try_is_refused_not_refuted(tmp_path, capsys):
+    """torch raises on kv = 0 and runs the handler: the program is causal at every n. Tracing the try body
+    alone gives an obligation that fails at n = 1, a wrong refutation; the kit refuses instead."""
+    torch = pytest.importorskip("torch")
+    from hasse.cli import main
+
+    path = tmp_path / "sw.py"
+    path.write_text(SWALLOWS)
+    namespace: dict = {}
+    exec(SWALLOWS, namespace)
+    for n in (1, 2, 5):  # the truth: torch runs the handler
+        q, k = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        assert torch.equal(namespace["swallows"](0, 0, q, k), q >= k)
+    code = main(["equiv", f"{path}:swallows", f"{path}:causal"])
+    err = capsys.readouterr().err
+    assert code == 2 and "try block" in err and len(err.strip().splitlines()) == 1, err
+    # a try whose body never raises traces the path torch runs
+    assert main(["equiv", f"{path}:quiet_try", f"{path}:causal"]) == 0

@@ -147,6 +147,11 @@ class Tracer:
 
     def oblige(self, cond: z3.BoolRef, why: str) -> None:
         """Record that ``cond`` must hold on this path; ``why`` gets the user's line ("masks.py:7: the divisor is 0")."""
+        guarded = getattr(self, "guarded", None)
+        at = guarded() if guarded is not None else ""
+        if at:  # torch raises here at some values and the program's handler runs: not the path traced
+            raise Untraceable(f"an operation that raises at some values ({why}) inside a try block at {at}: torch "
+                              "would raise there and run the handler")
         where = self.where() if self.where is not None else ""
         if where and not why.startswith(where):
             why = f"{where}: {why}"

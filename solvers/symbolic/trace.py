@@ -532,6 +532,42 @@ def _running_line(files: Sequence[str], codes) -> str:
     return f"{f.filename.rsplit('/', 1)[-1]}:{f.lineno}"
 
 
+def _has_handlers(code) -> bool:
+    """Whether ``code`` has a ``try`` (or ``with``) block: its exception table (3.11+), a ``SETUP_FINALLY`` (3.10)."""
+    table = getattr(code, "co_exceptiontable", None)
+    if table is not None:
+        return bool(table)
+    import dis
+
+    return any(i.opname == "SETUP_FINALLY" for i in dis.get_instructions(code))
+
+
+def _guarded_line(codes) -> str:
+    """``file.py:LINE`` of the innermost frame of the program running now inside a ``try`` block, else "".
+
+    An operation that raises only at some values (a divisor that can be 0) is an obligation,
+    never a raise of the tracer; inside the program's ``try``, torch would raise there and
+    run the handler, so the path traced is not the one torch runs. Python 3.11+: the frame's
+    instruction inside an exception-table entry of its code (a ``with`` block counts too: a
+    refusal, never a wrong verdict); 3.10: any ``SETUP_FINALLY`` in the code.
+    """
+    import dis
+
+    frame = sys._getframe(1)
+    while frame is not None:
+        code = frame.f_code
+        if code in codes:
+            entries = getattr(dis.Bytecode(code), "exception_entries", None)
+            if entries is None:  # Python 3.10: no exception table
+                inside = any(i.opname == "SETUP_FINALLY" for i in dis.get_instructions(code))
+            else:
+                inside = any(e.start <= frame.f_lasti < e.end for e in entries)
+            if inside:
+                return f"{code.co_filename.rsplit('/', 1)[-1]}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
 def _reachable_codes(program: Callable, limit: int = 5000) -> set:
     """The code objects the traced program can run (its functions, nested ones, those its globals and closures reach)."""
     out: set = set()
@@ -572,7 +608,7 @@ class _Handlers:
     def __init__(self, codes: set):
         self.codes = codes
         self.seen: list = []  # (exception, file.py:LINE)
-        self.on = any(c.co_exceptiontable for c in codes)
+        self.on = any(_has_handlers(c) for c in codes)
 
     def __enter__(self):
         if self.on:
@@ -683,6 +719,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
         tracer.choices = list(prefix)
         tracer.codes = codes
         tracer.where = lambda: _running_line(files, codes)
+        tracer.guarded = (lambda: _guarded_line(codes)) if any(_has_handlers(c) for c in codes) else None
         tracer.n, tracer.positions, tracer.assume = n, positions, assume
         tracer.tables, tracer.tensor_names = {}, set()
         lines = []
