@@ -491,8 +491,15 @@ def _walk_search(fn, task, verdict, hops: int, timeout):
         return verdict
     walk = call_claim(fn, task, layers=hops, timeout=timeout)
     wget = (lambda k: walk.get(k)) if isinstance(walk, dict) else (lambda k: getattr(walk, k, None))
-    if wget("verdict") != "refuted":
-        return verdict
+    if wget("verdict") != "refuted":  # a longer walk: the concrete search by increasing n, where it applies
+        search = getattr(_claims(), "search_every_depth", None)
+        found = call_claim(search, fn, task, timeout=timeout) if search is not None else None
+        if found is None:
+            return verdict
+        return {"verdict": "refuted", "statement": get("statement"), "counterexample": found.counterexample,
+                "recheck": found.recheck, "seconds": (get("seconds") or 0) + (wget("seconds") or 0) + found.seconds,
+                "reason": f"{found.reason} (no walk of at most {hops} hops; a longer real walk: it stays at every "
+                          f"greater depth; {get('reason')})"}
     smallest = getattr(_claims(), "smallest_refutation", None)
     if smallest is not None and not isinstance(walk, dict):
         walk = call_claim(smallest, fn, task, walk, timeout=timeout)

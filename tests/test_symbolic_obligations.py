@@ -319,3 +319,31 @@ def test_an_obligation_at_another_head_than_0_refutes_the_union(capsys, tmp_path
         (torch.tensor(0) <= torch.tensor(0)) & ((torch.tensor(0) // (heads - 1)) >= -5)
     assert code == 1 and data["verdict"] == "refuted" and data["counterexample"]["n"] == 1, data
     assert data["counterexample"]["head"] == 1 and "head 1" in data["reason"], data
+
+
+# --- a leak only along a walk longer than --search-layers (lead, issue 21 item 5) --------------------------
+
+LONG_WALKS = '''\
+def jump_6(b, h, q_idx, kv_idx):
+    # 0 attends 6; 6 -> 5 -> ... -> 1 one step back each: 0 sees token 1 through 6 hops, from n = 7
+    return ((kv_idx <= q_idx) & (q_idx - kv_idx < 2)) | (kv_idx == q_idx + 6)
+
+
+def jump_9(b, h, q_idx, kv_idx):
+    return ((kv_idx <= q_idx) & (q_idx - kv_idx < 2)) | (kv_idx == q_idx + 9)
+'''
+
+
+@pytest.mark.parametrize("name", ["jump_6", "jump_9"])
+def test_a_leak_only_along_a_walk_longer_than_the_search_is_refuted_at_its_smallest_n(capsys, tmp_path, name):
+    """The causal invariant fails and no walk of at most 4 hops (the default --search-layers) leaks: the
+    concrete search by increasing n (complete at each n: every depth) finds the smallest n, which brute
+    force on torch's grids confirms (before: UNKNOWN)."""
+    path = tmp_path / "walks.py"
+    path.write_text(LONG_WALKS)
+    namespace: dict = {}
+    exec(LONG_WALKS, namespace)
+    code, data, err = run_json(capsys, "prove-mask", f"{path}:{name}", "--claim", "leak-free", "--task", "causal_lm")
+    assert code == 1 and data["verdict"] == "refuted", data
+    assert data["counterexample"]["n"] == first_bad_n(namespace[name], "leak-free"), data
+    assert data["counterexample"].get("smallest", True) is not False and data["recheck"] == "confirmed", data

@@ -958,6 +958,33 @@ def _label(walk: SymbolicVerdict, why: str) -> SymbolicVerdict:
     return dataclasses.replace(walk, counterexample=cx, reason=f"{walk.reason} (an n; smaller may exist: {why})")
 
 
+SEARCH_UPTO = 64  # an every-depth claim no short walk refutes: the concrete search by increasing n goes this far
+
+
+def search_every_depth(fn: Callable, task: SymbolicTask, *, upto: int = SEARCH_UPTO,
+                       timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicVerdict | None:
+    """A refutation at every depth that no walk of at most K hops found: the concrete search by increasing
+    ``n <= upto`` (complete at each n: every depth; so its first n is the smallest), confirmed by the
+    symbolic walk of the depth it needs. None where the search does not apply (a parameter, an index
+    tensor, grids too large: :func:`_concrete_smallest`), finds nothing, or is not confirmed."""
+    mask = task.mask
+    if z3.is_int_value(mask.n):
+        return None
+    conds = _conditions_of(mask, extra=list(task.conditions))
+    with _inner():
+        found = _concrete_smallest(task, conds, upto + 1, fn is prove_isolation)
+        if found is None or found == "none":
+            return None
+        m, depth = found
+        if depth > MAX_WALK_LAYERS:
+            return None
+        v = fn(task, layers=max(1, depth), assume=[mask.n <= m], timeout=timeout, recheck_upto=0)
+    if v.verdict != REFUTED or (v.counterexample or {}).get("n") != m:
+        return None  # not confirmed: the every-depth verdict stays as it was
+    return _how(v, f"the smallest n: the concrete search finds nothing at n < {m} (every depth), and this walk "
+                   f"of {depth} hops at n = {m}")
+
+
 def _walk_length(mask: SymbolicMask, conds: list, m: int, timeout) -> int | None:
     """``max size − 1`` over ``n <= m`` and the side conditions (0: no instance there); None when not bounded."""
     opt = z3.Optimize()
