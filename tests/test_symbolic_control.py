@@ -655,3 +655,16 @@ def test_a_divisor_that_can_be_0_inside_the_programs_try_is_refused_not_refuted(
     assert code == 2 and "try block" in err and len(err.strip().splitlines()) == 1, err
     # a try whose body never raises traces the path torch runs
     assert main(["equiv", f"{path}:quiet_try", f"{path}:causal"]) == 0
+
+
+def test_a_mask_mod_returning_a_python_bool_or_an_int_tensor_names_the_users_def_line(tmp_path, capsys):
+    """The refusal is about the program's result: it names the program's def line, not the kit's."""
+    from hasse.cli import main
+
+    path = tmp_path / "rt.py"
+    path.write_text("def everything(b, h, q_idx, kv_idx):\n    return True\n\n\n"
+                    "def difference(b, h, q_idx, kv_idx):\n    return q_idx - kv_idx\n")
+    for name, line in (("everything", 1), ("difference", 5)):
+        assert main(["prove-mask", f"{path}:{name}", "--claim", "dense"]) == 2
+        err = capsys.readouterr().err
+        assert f"rt.py:{line}: `{name}`" in err and "terms.py" not in err and "cannot run" in err, err

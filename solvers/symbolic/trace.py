@@ -732,12 +732,19 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                 run = setup(tracer, program) if setup is not None else rebind(program, tracer)
                 bound = [_bound(a, tracer) for a in args]
                 result = run(*bound)
-                value = terms.mask_value(result, flex)  # flex: a mask_mod must return a bool tensor
+                try:
+                    value = terms.mask_value(result, flex)  # flex: a mask_mod must return a bool tensor
+                except Untraceable as exc:  # about what the program returns: named at its def line
+                    code = getattr(inner, "__code__", None)
+                    if code is not None:
+                        exc.where = f"{code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno}: `{code.co_name}`"
+                    raise
         except _limit_classes() as exc:
             raise TraceUnknown(f"{_where_in(exc, files, codes)}: {exc} (unknown)".replace("\n", " ")) from None
         except Untraceable as exc:
             inside = " (inside the program's try/except: its handler is not modelled)" if watch.seen else ""
-            raise TraceError(f"{_where_in(exc, files, codes)}: {exc}{inside}".replace("\n", " ")) from None
+            at = getattr(exc, "where", None) or _where_in(exc, files, codes)
+            raise TraceError(f"{at}: {exc}{inside}".replace("\n", " ")) from None
         except z3.Z3Exception as exc:
             raise TraceError(f"{_where_in(exc, files, codes)}: not modelled (Z3: {exc})".replace("\n", " ")) from None
         except RecursionError:
