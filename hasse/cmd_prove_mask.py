@@ -44,10 +44,21 @@ of the spec) that satisfies the side conditions printed in the statement, e.g.
 own parameter checks demand (a block must divide n), --param-range, and the bound
 n <= 2^31 (each parameter within +-2^31). Nothing is claimed outside them. A
 division by a value that can be 0 is where torch raises: the claim is refuted
-there ("the program fails: ... at n = N, pair (q, k)"), never assumed away. Lookups into index tensors (document ids, a permutation, a
-parent function) are unknown functions with only their declared property
-(non-decreasing, bijection, points backward), so a proof holds for every tensor
-with that property.
+there ("the program fails: ... at n = N, pair (q, k)"), never assumed away.
+Lookups into index tensors (document ids, a permutation, a parent function) are
+unknown functions with only their declared property (non-decreasing, bijection,
+points backward), so a proof holds for every tensor with that property.
+
+The program is traced as FlexAttention runs it: b, h, q_idx, kv_idx are int64
+tensors; int64 arithmetic wraps modulo 2^64, bool + bool is "or", // floors and %
+takes the divisor's sign. What torch refuses (bool - bool, a tensor in an if or a
+chained comparison, torch.minimum(t, 10)) is a program that cannot run: exit 2,
+naming your line. A tensor your mask_mod captures is read with its values (the
+claim is then for n <= its length) or, with --assume NAME=PROPERTY, as every
+tensor with that property. Every verdict is re-checked by running YOUR program
+(as hasse analyze FILE.py:fn --n N does) at every n <= 64, at n within 2 of each
+constant, and at 2^k +- 1 up to 2^20 on sampled positions: a program that differs
+from its traced formula is DISAGREES (a bug of the kit), exit 1.
 
 claims:
   dense       M or I is transitive: one layer already realises the limit
