@@ -261,10 +261,11 @@ def test_prove_all_reports_a_planted_engine_bug(n, tmp_path):
 
 @pytest.mark.parametrize("name", NEW_ENGINE_THEOREMS)
 def test_a_spent_time_limit_is_unknown_never_a_finding(name):
-    """Stopped by --timeout: unknown (the arrays theorem checks n = 4 in one batch, so it may finish: proved)."""
+    """Stopped by --timeout: unknown, never refuted; a run that finishes within the limit anyway (the arrays
+    theorem checks n = 4 in one batch; any theorem on a fast machine with warm caches) has checked everything."""
     result = run_theorem(registry.get(name), 4, "exhaustive", Context(timeout=0.05))
-    if name == "mask_arrays_read_as_defined" and result.verdict == "proved":
-        assert result.checked == 4096
+    if result.verdict == "proved":  # it finished within the limit (a fast machine, warm caches): all of it
+        assert result.checked == run_theorem(registry.get(name), 4, "exhaustive", Context()).checked, result
     else:
         assert result.verdict == "unknown" and "timeout" in result.reason, result
 
