@@ -59,6 +59,7 @@ from typing import Callable, Sequence
 
 import z3
 
+from hasse.solvers.symbolic.terms import free_constants as _constants
 from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
 from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.z3_prove import SAT, UNSAT, check
@@ -398,19 +399,6 @@ def _check_domain(*masks: SymbolicMask) -> None:
                 raise InputError(f"{mask.name}: the program checks a position ({z3.simplify(c)}); torch cannot run "
                                  "that check on index tensors, and as a side condition it would drop the positions "
                                  "it rules out from the claim")
-
-
-def _constants(expr) -> set:
-    out, todo, seen = set(), [expr], set()
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(e)
-        todo.extend(e.children())
-    return out
 
 
 def _uncertain(cx: dict, note: str) -> str:

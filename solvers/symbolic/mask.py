@@ -28,6 +28,7 @@ from typing import Callable, Sequence
 import numpy as np
 import z3
 
+from hasse.solvers.symbolic.terms import free_constants as _free_constants
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
 from hasse.solvers.symbolic.trace import Traced, TraceError, trace
 from hasse.theory.limits import MAX_SYMBOLIC_HEADS, MAX_SYMBOLIC_VALUE, require_count
@@ -420,14 +421,3 @@ def _refuse_if_reads(name: str, label: str, var, formula, obligations, facts, gi
                          f"{label}); give {give}")
 
 
-def _free_constants(expr) -> set:
-    out, todo, seen = set(), [expr], set()
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(e)
-        todo.extend(e.children())
-    return out

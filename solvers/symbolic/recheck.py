@@ -123,13 +123,20 @@ def size_at(mask, p: Point) -> int:
 
 def formula_at(mask, p: Point, rows=None, cols=None):
     """``(values, undefined)`` of the traced formula at ``p`` on the rows x cols of positions (default: all)."""
+    env, rows, cols = _grid_env(mask, p, rows, cols)
+    return evaluate_partial(mask.formula, env, shape=(len(rows), len(cols)))
+
+
+def _grid_env(mask, p: Point, rows=None, cols=None) -> tuple[dict, np.ndarray, np.ndarray]:
+    """The evaluation environment at ``p`` with ``q``, ``k`` on the rows x cols of positions (default: all),
+    and those rows and cols as arrays."""
     size = size_at(mask, p)
     rows = np.arange(size) if rows is None else np.asarray(rows, dtype=np.int64)
     cols = np.arange(size) if cols is None else np.asarray(cols, dtype=np.int64)
     env = _env(mask, p)
     env[_nm(mask.q)] = rows[:, None]
     env[_nm(mask.k)] = cols[None, :]
-    return evaluate_partial(mask.formula, env, shape=(len(rows), len(cols)))
+    return env, rows, cols
 
 
 def formula_grid(mask, n: int, params: dict | None = None, lists: dict | None = None) -> np.ndarray:
@@ -420,12 +427,7 @@ def _obligations(mask, p: Point, rows, cols, got) -> str | None:
     """An obligation (a divisor not 0, a lookup inside a tensor) false on the grid: the program fails there."""
     if not mask.obligations:
         return None
-    size = size_at(mask, p)
-    rows = np.arange(size) if rows is None else np.asarray(rows, dtype=np.int64)
-    cols = np.arange(size) if cols is None else np.asarray(cols, dtype=np.int64)
-    env = _env(mask, p)
-    env[_nm(mask.q)] = rows[:, None]
-    env[_nm(mask.k)] = cols[None, :]
+    env, rows, cols = _grid_env(mask, p, rows, cols)
     for ob, why in mask.obligations:
         try:
             values, undef = evaluate_partial(ob, env, shape=(len(rows), len(cols)))

@@ -50,6 +50,20 @@ import z3
 _RUNNING: list = []  # the tracer of each program running now, innermost last (trace.trace pushes it for one run)
 
 
+def free_constants(expr) -> set:
+    """The uninterpreted Z3 constants of ``expr`` (positions, sizes, parameters, b0, h0)."""
+    out, todo, seen = set(), [expr], set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e)
+        todo.extend(e.children())
+    return out
+
+
 class Untraceable(Exception):
     """An operation the symbolic tracer does not model (the message names it).
 

@@ -33,6 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import z3
 
+from hasse.solvers.symbolic.terms import free_constants as _constants_in
 from hasse.theory.errors import InputError, clip
 
 from hasse.solvers.symbolic.terms import (
@@ -472,19 +473,6 @@ def _make_value(expr, dtype: str, bounds: tuple, tracer: Tracer):
         except TypeError:
             continue
     return cls(expr, tracer)
-
-
-def _constants_in(expr) -> set:
-    out, todo, seen = set(), [expr], set()
-    while todo:
-        e = todo.pop()
-        if e.get_id() in seen:
-            continue
-        seen.add(e.get_id())
-        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-            out.add(e)
-        todo.extend(e.children())
-    return out
 
 
 # --------------------------------------------------------------------------- tracing
