@@ -235,13 +235,8 @@ def _is_divides(c) -> bool:
 
 
 def _input(expr, bounds: tuple, dtype: str | None = None) -> SymInt:
-    """A symbolic input: an int64 tensor (``dtype``) or a Python int, with its interval where terms takes one."""
-    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
-        try:
-            return SymInt(expr, None, **kwargs)
-        except TypeError:
-            continue
-    return SymInt(expr, None)
+    """A symbolic input: an int64 tensor (``dtype``) or a Python int, with its interval."""
+    return SymInt(expr, None, dtype=dtype, bounds=bounds)
 
 
 def _domain(n, params: dict) -> list:

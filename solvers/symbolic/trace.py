@@ -461,18 +461,13 @@ def _nested(values: np.ndarray, terms: list, dtype: str):
 
 
 def _make_value(expr, dtype: str, bounds: tuple, tracer: Tracer):
-    """A tensor value of the traced program: SymBool for bool, else SymInt (dtype and bounds where terms takes them)."""
+    """A tensor value of the traced program: SymBool for bool, else SymInt, with its dtype and bounds."""
     if isinstance(expr, bool):
         expr = z3.BoolVal(expr)
     elif isinstance(expr, int):
         expr = z3.IntVal(expr)
     cls = SymBool if dtype == "bool" else SymInt
-    for kwargs in ({"dtype": dtype, "bounds": bounds}, {"dtype": dtype}, {}):
-        try:
-            return cls(expr, tracer, **kwargs)
-        except TypeError:
-            continue
-    return cls(expr, tracer)
+    return cls(expr, tracer, dtype=dtype, bounds=bounds)
 
 
 # --------------------------------------------------------------------------- tracing
