@@ -280,3 +280,38 @@ def test_an_engine_that_runs_out_of_time_is_not_refuted(monkeypatch):
     monkeypatch.setattr(copies, "minimum_embedding", out_of_time)
     result = run_theorem(registry.get("copy_choice_is_minimum"), 2, "exhaustive")
     assert result.verdict == "unknown" and "timeout" in result.reason, result
+
+
+class _CountingClock:
+    """A clock for :mod:`theory.deadline` that moves one second per read: a limit of ``k`` seconds strikes at
+    the ``k``-th read, wherever that falls, on every machine (the sweep below never depends on real time)."""
+
+    def __init__(self):
+        self.now = 0.0
+
+    def monotonic(self):
+        self.now += 1.0
+        return self.now
+
+
+@pytest.mark.parametrize("name", registry.ENGINE_THEOREMS)
+def test_a_time_limit_striking_at_any_check_is_unknown_never_a_finding(name, monkeypatch):
+    """Issue 21's CI: the tracer turned the spent limit into TraceUnknown, which the symbolic theorem read as
+    "a program the tracer cannot trace" and refuted. Here the limit strikes at every k-th deadline check of a
+    run at n = 3 (k swept over the run's whole length): unknown with a timeout, or proved with everything."""
+    from hasse.theory import deadline
+
+    clock = _CountingClock()
+    monkeypatch.setattr(deadline, "time", clock)
+    with deadline.deadline(10.0 ** 9):
+        full = run_theorem(registry.get(name), 3, "exhaustive", Context())
+    reads = int(clock.now)
+    assert full.verdict == "proved", full
+    for k in sorted({1, 2, 3, reads // 4, reads // 2, reads - 2, reads - 1, reads, reads + 1} - {0}):
+        clock.now = 0.0
+        with deadline.deadline(float(k)):
+            result = run_theorem(registry.get(name), 3, "exhaustive", Context())
+        if result.verdict == "proved":
+            assert result.checked == full.checked, (k, result)
+        else:
+            assert result.verdict == "unknown" and "timeout" in result.reason, (k, result)

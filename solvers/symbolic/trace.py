@@ -63,6 +63,12 @@ class TraceUnknown(TraceError):
     paths) or the time limit was spent while tracing: the verdict is unknown (exit 3), the line named."""
 
 
+class TraceTimeout(TraceUnknown, TimeoutError):
+    """The time limit (:mod:`theory.deadline`) was spent while tracing: unknown (exit 3). It is also a
+    ``TimeoutError``, so whoever runs the tracer inside a larger time-limited job (a theorem of
+    ``hasse prove``, which turns a spent limit into ``unknown``) sees the limit, never a finding."""
+
+
 @dataclass
 class Traced:
     """A traced program: its result as a formula, and what the statement must carry along."""
@@ -736,7 +742,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
             raise
         except TimeoutError as exc:
             if _deadline_spent():
-                raise TraceUnknown(f"{source or 'the mask'}: tracing stopped at the time limit ({exc}): "
+                raise TraceTimeout(f"{source or 'the mask'}: tracing stopped at the time limit ({exc}): "
                                    "unknown") from None
             raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's own error: one line, never a traceback
@@ -745,7 +751,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
             terms._RUNNING.pop()
         caught = [e for e in tracer.raised] + [e for e, _ in watch.seen]
         if caught and _deadline_spent():  # the time limit's own TimeoutError, swallowed by the program's handler
-            raise TraceUnknown(f"{source or 'the mask'}: tracing stopped at the time limit: unknown")
+            raise TraceTimeout(f"{source or 'the mask'}: tracing stopped at the time limit: unknown")
         if caught:
             first = caught[0]
             at = _where_in(first, files, codes) if first.__traceback__ is not None else (
