@@ -45,10 +45,10 @@ def main(argv=None) -> int:
 
     import torch
 
-    from hasse.gpu_check.audit import Setup, audit
-    from hasse.gpu_check.audit_measure import layer_outputs, measure_loop, measure_vjp, random_embeddings
-    from hasse.gpu_check.audit_models import ModelSpec, build_model, small_config, versions
-    from hasse.gpu_check.audit_scenarios import make_scenario
+    from hasse.gpu_check.audit.report import Setup, audit
+    from hasse.gpu_check.audit.measure import layer_outputs, measure_loop, measure_vjp, random_embeddings
+    from hasse.gpu_check.audit.models import ModelSpec, build_model, small_config, versions
+    from hasse.gpu_check.audit.scenarios import make_scenario
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)

@@ -50,7 +50,7 @@ def largest_n(name: str, method: str, ladder) -> tuple:
 def _naive_vs_kit(spec: str, symmetry: bool):
     import hasse.theory.merge as merge
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_merge_within import merge_within
+    from hasse.solvers.smt.merge_within import merge_within
     from hasse.theory.catalog import build_family
 
     tasks = build_family(spec)

@@ -25,7 +25,7 @@ import numpy as np
 
 from benchmarks._timing import best_time, run_with_timeout, write_rows
 from hasse.theory.stack import propagate
-from hasse.theory.stack_spec import build_stack
+from hasse.theory.inputs.stacks import build_stack
 
 PRESETS = ("gemma2", "gemma3", "llama4", "gpt_oss", "mistral", "hybrid")
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from hasse.gpu_check.torch_extra import has_torch, require_torch
 from hasse.theory.errors import InputError
-from hasse.theory.mask_mod import broadcast_mask
+from hasse.theory.inputs.mask_mod import broadcast_mask
 from hasse.theory.user_code import raised
 
 

@@ -51,7 +51,7 @@ from hasse.gpu_check.dependency import default_batching, default_chunk, observe_
 from hasse.gpu_check.model import build_stack
 from hasse.theory.catalog import build_mask, build_task
 from hasse.theory.errors import InputError
-from hasse.theory.stack_spec import build_stack as build_layer_stack
+from hasse.theory.inputs.stacks import build_stack as build_layer_stack
 
 DEFAULT_BACKENDS = ("manual", "sdpa", "flex", "flex_compiled", "mha")
 NAIVE_SAMPLE = 128  # output positions the naive baseline times before extrapolating

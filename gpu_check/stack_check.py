@@ -93,7 +93,7 @@ def stack_dependency_check(
     ``layers`` defaults to ``stack.depth``. Seeds, inputs, probes and methods are those
     of :func:`gpu_check.dependency.dependency_check`.
 
-    >>> from hasse.theory.stack_spec import build_stack
+    >>> from hasse.theory.inputs.stacks import build_stack
     >>> s = build_stack("sliding_window:w=2, recurrent:chunk=2", n=4)
     >>> r = stack_dependency_check(s, config=StackConfig(width=4, heads=1), seeds=1)
     >>> r.agrees, r.layers, r.observed.astype(int).tolist()[3]

@@ -1,9 +1,9 @@
 """Masks that need torch to read: ``.pt`` / ``.pth`` files and FlexAttention ``BlockMask`` objects.
 
 :func:`read_torch` is the ``torch_reader`` that the command line and the Python API hand
-to :func:`hasse.theory.mask_io.load_mask` (:func:`torch_reader_or_none` gives it only
+to :func:`hasse.theory.inputs.masks.load_mask` (:func:`torch_reader_or_none` gives it only
 when torch is installed). It returns the values as stored; the value conventions,
-heads and batch rows are read by :mod:`hasse.theory.mask_arrays`, which never imports
+heads and batch rows are read by :mod:`hasse.theory.inputs.arrays`, which never imports
 torch.
 
 A ``BlockMask`` is read at token level, exactly as the kernel reads it (design §7):
@@ -29,7 +29,7 @@ import numpy as np
 from hasse.gpu_check.torch_extra import has_torch
 from hasse.theory.errors import InputError
 from hasse.theory.limits import check_positions
-from hasse.theory.mask_arrays import is_block_mask
+from hasse.theory.inputs.arrays import is_block_mask
 
 MASK_KEYS = ("mask", "attention_mask", "attn_mask")
 

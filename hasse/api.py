@@ -19,7 +19,7 @@ from typing import Iterable
 
 import numpy as np
 
-from hasse.masks_in import load as _load_mask_source
+from hasse.cli.masks_in import load as _load_mask_source
 from hasse.theory.analysis import MaskAnalysis
 from hasse.theory.analysis import mask_to_analysis as _mask_to_analysis
 from hasse.theory.consistency import ConsistencyReport
@@ -78,14 +78,14 @@ def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_le
     if isinstance(source, str) and heads is None and batch is None:
         return _load_mask_source(source, n, queries=queries, kv_len=kv_len, convention=convention)
     if isinstance(source, str):  # declared heads or batch rows: a mask_mod's ranges, or an array's layout
-        from hasse.masks_in import load_heads
+        from hasse.cli.masks_in import load_heads
 
-        from hasse.theory.mask_io import first_batch_row
+        from hasse.theory.inputs.masks import first_batch_row
 
         named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, convention=convention)
         return first_batch_row(named, grid)
     from hasse.gpu_check.torch_masks import torch_reader_or_none
-    from hasse.theory.mask_io import load_mask as _load_any
+    from hasse.theory.inputs.masks import load_mask as _load_any
 
     return _load_any(source, n=n, queries=queries, kv_len=kv_len, convention=convention,
                      torch_reader=torch_reader_or_none(), heads=heads, batch=batch)
@@ -111,7 +111,7 @@ def load_task(source, *, trust_code: bool = False) -> Task:
     if isinstance(source, Task):
         return source
     from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.theory.task_io import load_task as _load_task
+    from hasse.theory.inputs.tasks import load_task as _load_task
 
     from hasse.gpu_check.torch_masks import torch_reader_or_none
 
@@ -129,7 +129,7 @@ def load_family(source) -> tuple[Task, ...]:
     """
     if not isinstance(source, str):
         return tuple(load_task(t) for t in source)
-    from hasse.theory.task_io import load_family as _load_family
+    from hasse.theory.inputs.tasks import load_family as _load_family
 
     return _load_family(source)
 
@@ -189,7 +189,7 @@ def load_stack(spec, n: int | None = None, *, repeat: int = 1):
     >>> load_stack("sliding_window:w=2 x2, causal", n=4).depth
     3
     """
-    from hasse.masks_in import load_stack as _load_stack
+    from hasse.cli.masks_in import load_stack as _load_stack
     from hasse.theory.stack import LayerStack
 
     if isinstance(spec, LayerStack):
@@ -257,7 +257,7 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
 
         loaded = load_task(task, trust_code=trust_code)
         return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
-    from hasse.cmd_leak import load_leak_subject, with_empty_rows  # the loader of ``hasse leak TASK|MASK``
+    from hasse.cli.leak import load_leak_subject, with_empty_rows  # the loader of ``hasse leak TASK|MASK``
 
     tasks, _, found = load_leak_subject(task, trust_code=trust_code, empty_rows=empty_rows)
     reports = [with_empty_rows(_find_leaks(t, layers, empty_rows=empty_rows), rows) for t, rows in zip(tasks, found)]
@@ -282,7 +282,7 @@ def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
     """
     if isinstance(mask, NamedMask):
         return _find_flows(mask.matrix, sources, sinks, empty_rows=empty_rows, key_only=mask.key_only)
-    from hasse.masks_in import apply_policy, load_heads
+    from hasse.cli.masks_in import apply_policy, load_heads
 
     sources, sinks = list(sources), list(sinks)
     named, grid = load_heads(mask, queries=queries)

@@ -70,14 +70,14 @@ def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_co
     """The masks per batch row and head of whatever ``assert_no_leak`` was given."""
     __tracebackhide__ = True
     if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
-        from hasse.masks_in import load_heads
+        from hasse.cli.masks_in import load_heads
 
         return load_heads(mask, n, heads, batch, trust_code=trust_code, convention=convention)[1]
-    from hasse.theory.mask_arrays import is_block_mask
+    from hasse.theory.inputs.arrays import is_block_mask
 
     if not callable(mask) or is_block_mask(mask):  # an array, a tensor (any rank, any convention), a BlockMask
         from hasse.gpu_check.torch_masks import torch_reader_or_none
-        from hasse.theory.mask_io import load_mask_grid
+        from hasse.theory.inputs.masks import load_mask_grid
 
         return load_mask_grid(mask, n=n, heads=heads, batch=batch, convention=convention,
                               torch_reader=torch_reader_or_none())[1]
@@ -171,7 +171,7 @@ def _with_names(mask, n, heads, batch, trust_code, convention) -> tuple[HeadMask
     """:func:`_as_grid` and the names of the positions (None: plain indices; a spec names its streams)."""
     __tracebackhide__ = True
     if isinstance(mask, str):
-        from hasse.masks_in import load_heads
+        from hasse.cli.masks_in import load_heads
 
         named, grid = load_heads(mask, n, heads, batch, trust_code=trust_code, convention=convention)
         return grid, list(named.names)
@@ -232,7 +232,7 @@ MESSAGE_LEAKS = 20  # leaks listed in the message; the rest are counted
 def _leak_lines(layer, held, queries, layers, found, b, names=None) -> tuple[list[str], tuple | None]:
     """The failure message's lines for one batch row (empty when it does not leak), and its first leak."""
     __tracebackhide__ = True
-    from hasse.render_text import depth_phrase
+    from hasse.views.render_text import depth_phrase
 
     paths = nearest_sources(layer, held, queries)
     leaks = [(p, t, path) for (p, t) in queries if (path := paths.get((p, t))) and

@@ -101,8 +101,8 @@ def exhaustive_check(n: int, ctx):
 
 def z3_check(n: int, ctx):
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_prove import SAT, UNKNOWN
-    from hasse.solvers.z3_task_maps import find_embedding, find_isomorphism
+    from hasse.solvers.smt.prove import SAT, UNKNOWN
+    from hasse.solvers.smt.task_maps import find_embedding, find_isomorphism
 
     calls = 0
     for train, family, block in cases(n):

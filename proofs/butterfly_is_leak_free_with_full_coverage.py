@@ -75,9 +75,9 @@ def exhaustive_check(n: int, ctx):
 
 def z3_check(n: int, ctx):
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_coverage import find_uncovered_target
-    from hasse.solvers.z3_prove import SAT, UNKNOWN
-    from hasse.solvers.z3_task_maps import find_isomorphism
+    from hasse.solvers.smt.coverage import find_uncovered_target
+    from hasse.solvers.smt.prove import SAT, UNKNOWN
+    from hasse.solvers.smt.task_maps import find_isomorphism
 
     task, merged = _build(n)
     base = {"design": f"butterfly:n={n}"}

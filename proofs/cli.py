@@ -16,7 +16,7 @@ import sys
 import time
 from dataclasses import replace
 
-from hasse.proofs.certificate import refuse_overwrite, write_certificate
+from hasse.proofs.certificates.format import refuse_overwrite, write_certificate
 from hasse.proofs.theorem import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem
 from hasse.theory.errors import InputError
 
@@ -64,7 +64,7 @@ def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None
     """Run ``method`` for one theorem; ``both`` runs every method the theorem has.
 
     ``progress_factory(label)`` returns the progress callback ``(done, total)`` of one
-    method (``hasse prove`` passes its own, which ``hasse.output`` clears before each
+    method (``hasse prove`` passes its own, which ``hasse.views.output`` clears before each
     result); default: :func:`progress_printer`.
 
     A theorem without a Z3 check (the engine theorems: the engine is Python code,
@@ -107,7 +107,7 @@ def format_result(r: Result) -> str:
 
 
 def _cut(text: str, limit: int) -> str:
-    """``text`` up to ``limit`` characters, then ``… (+K more characters)`` (as ``hasse.tables.cut``).
+    """``text`` up to ``limit`` characters, then ``… (+K more characters)`` (as ``hasse.views.tables.cut``).
 
     >>> _cut("abcdef", 4), _cut("abc", 4)
     ('abcd… (+2 more characters)', 'abc')

@@ -189,7 +189,7 @@ def _unknown(name: str, n: int, method: str, reason: str, checked: int = 0, deta
 
 def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result:
     """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`), or unknown."""
-    from hasse.proofs.certificate_combine import combine
+    from hasse.proofs.certificates.combine import combine
 
     got = sorted(p.get("details", {}).get("shard", "?") for p in parts)
     checked = sum(int(p.get("checked", 0)) for p in parts)
@@ -220,7 +220,7 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
     certificates: index, predicate, independent confirmation) accepts it.
     """
     from hasse.proofs import orbits_check, registry
-    from hasse.proofs.certificate_combine import combine_orbit_parts
+    from hasse.proofs.certificates.combine import combine_orbit_parts
 
     theorem = registry.get(name)
     METHOD = orbits_check.METHOD

@@ -171,9 +171,9 @@ def _invariant(d) -> tuple:
 def z3_check(n: int, ctx) -> object:
     from hasse.solvers.dags import dag_to_task
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_prove import SAT, UNKNOWN
-    from hasse.solvers.z3_symbolic_equivalence import equivalent_roots_with_other_upstream
-    from hasse.solvers.z3_task_maps import find_isomorphism
+    from hasse.solvers.smt.prove import SAT, UNKNOWN
+    from hasse.solvers.smt.symbolic_equivalence import equivalent_roots_with_other_upstream
+    from hasse.solvers.smt.task_maps import find_isomorphism
 
     dl = deadline(ctx)
     calls = 0

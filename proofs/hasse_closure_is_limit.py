@@ -46,7 +46,7 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.mask_checks import mask_theorem, shortest_path
-from hasse.solvers import z3_hasse
+from hasse.solvers.smt import hasse as z3_hasse
 from hasse.theory import batch
 
 NAME = "hasse_closure_is_limit"

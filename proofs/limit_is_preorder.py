@@ -35,7 +35,7 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.mask_checks import mask_theorem, shortest_path
-from hasse.solvers import z3_claims
+from hasse.solvers.smt import claims as z3_claims
 from hasse.theory import batch
 
 NAME = "limit_is_preorder"

@@ -227,7 +227,7 @@ def _j(x):
 
 def read(array, kwargs):
     """The reader on one array: ``(grid, warnings about self-attention, error)``."""
-    from hasse.theory.mask_arrays import to_grid
+    from hasse.theory.inputs.arrays import to_grid
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

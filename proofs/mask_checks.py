@@ -163,7 +163,7 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
     (a false variant of the claim on the same premises) comes out ``sat`` (``unsat``
     for an existence statement); otherwise ``unknown`` with the control's reason.
     """
-    from hasse.solvers.z3_queries import prove
+    from hasse.solvers.smt.queries import prove
 
     start = time.monotonic()
     queries = build(n, encoding)
@@ -198,7 +198,7 @@ def z3_outcome(n: int, ctx: Context, build: Callable[[int, str], list], encoding
 def _controls(n: int, ctx: Context, build, encoding: str, queries: list, existence: bool,
               details: dict) -> str | None:
     """Run the run-time controls of one Z3 check; record them in ``details``; the reason to say unknown, or None."""
-    from hasse.solvers.z3_queries import UNSAT, run_controls
+    from hasse.solvers.smt.queries import UNSAT, run_controls
 
     start = time.monotonic()
     planted = build(n, encoding, planted=True)

@@ -153,8 +153,8 @@ def exhaustive_check(n: int, ctx):
 def z3_check(n: int, ctx):
     import hasse.theory.merge as merge
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_merge_within import merge_within, merged_value_to_task
-    from hasse.solvers.z3_prove import SAT, UNKNOWN
+    from hasse.solvers.smt.merge_within import merge_within, merged_value_to_task
+    from hasse.solvers.smt.prove import SAT, UNKNOWN
 
     dl = deadline(ctx)
     listed, scope, total = families(n, ctx)

@@ -100,8 +100,8 @@ def exhaustive_check(n: int, ctx):
 def z3_check(n: int, ctx):
     import hasse.theory.merge as merge
     from hasse.solvers.posets import task_diagram
-    from hasse.solvers.z3_prove import SAT, UNKNOWN
-    from hasse.solvers.z3_task_maps import find_embedding
+    from hasse.solvers.smt.prove import SAT, UNKNOWN
+    from hasse.solvers.smt.task_maps import find_embedding
 
     families = families_at(n)
     calls = per_node = 0

@@ -40,7 +40,7 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.mask_checks import mask_theorem
-from hasse.solvers import z3_claims
+from hasse.solvers.smt import claims as z3_claims
 from hasse.theory import batch
 
 

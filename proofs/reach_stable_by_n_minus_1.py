@@ -44,7 +44,7 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.mask_checks import mask_theorem, shortest_path
-from hasse.solvers import z3_claims
+from hasse.solvers.smt import claims as z3_claims
 from hasse.theory import batch
 
 NAME = "reach_stable_by_n_minus_1"

@@ -145,7 +145,7 @@ def judge(name: str, labels: list[str], parts: list[dict], partition: bool, whol
           dask: bool = False) -> dict | None:
     """The combiners on ``parts`` (``dask``: the Dask one too): the whole run's verdict iff ``partition``, never
     ``proved`` otherwise."""
-    from hasse.proofs.certificate_combine import combine
+    from hasse.proofs.certificates.combine import combine
     from hasse.proofs.distributed import combine_labelled
 
     n = whole["n"]
@@ -246,7 +246,7 @@ def orbit_pool(name: str, n: int, ctx: Context) -> tuple[list[tuple[str, tuple[i
 
 
 def orbits_problem(name: str, n: int, ctx: Context) -> tuple[dict | None, int]:
-    from hasse.proofs.certificate_combine import combine
+    from hasse.proofs.certificates.combine import combine
     from hasse.proofs.distributed import combine_orbits
 
     pool, whole = orbit_pool(name, n, ctx)

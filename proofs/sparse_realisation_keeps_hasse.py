@@ -81,7 +81,7 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.mask_checks import mask_theorem, shortest_path
-from hasse.solvers import z3_sparse
+from hasse.solvers.smt import sparse as z3_sparse
 from hasse.theory import batch
 
 NAME = "sparse_realisation_keeps_hasse"

@@ -389,7 +389,7 @@ def on_arrays(fn, heads, m: int) -> np.ndarray:
 
 
 def program_problem(name: str, m: int) -> dict | None:
-    from hasse.theory.mask_mod import evaluate_mask_mod
+    from hasse.theory.inputs.mask_mod import evaluate_mask_mod
 
     z3 = _z3()
     _, fn, heads, arrays = next(p for p in PROGRAMS if p[0] == name)

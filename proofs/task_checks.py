@@ -61,7 +61,7 @@ def refuted_outcome(checked: int, counterexample, **details) -> Outcome:
 
 def task_json(task) -> dict:
     """A task as its JSON object (mask rows of 0/1), with its position names."""
-    from hasse.theory.task_io import task_to_dict
+    from hasse.theory.inputs.tasks import task_to_dict
 
     out = task_to_dict(task)
     out["names"] = list(task.names)
@@ -116,8 +116,8 @@ def kit_leak(task) -> dict | None:
 def z3_leak(task, ctx):
     """``(None, None)`` when Z3 proves the task clean (no leak walk, no isolation walk);
     ``(violation, None)`` when it finds one; ``(None, answer)`` when the solver says unknown."""
-    from hasse.solvers.z3_leak_walks import find_leak_or_isolation_walk
-    from hasse.solvers.z3_prove import UNKNOWN as SOLVER_UNKNOWN, Answer
+    from hasse.solvers.smt.leak_walks import find_leak_or_isolation_walk
+    from hasse.solvers.smt.prove import UNKNOWN as SOLVER_UNKNOWN, Answer
 
     prop, found, why = find_leak_or_isolation_walk(task, lambda: solver_time(ctx), [0])
     if why is not None:

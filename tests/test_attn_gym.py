@@ -350,7 +350,7 @@ def test_the_kit_reads_each_mask_mod_as_torch_runs_it(files):
     """The concrete engine (what ``hasse analyze wrapper.py:fn --n N`` reads) gives torch's grid; a mask_mod over a
     closure tensor is read at the tensor's length only (its size is baked in: a smaller n is refused naming
     the length, a larger one too, in one line, never a mask)."""
-    from hasse.masks_in import load, load_heads
+    from hasse.cli.masks_in import load, load_heads
     from hasse.theory.errors import InputError
 
     for c in CASES:

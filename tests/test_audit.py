@@ -13,7 +13,7 @@ import json
 import numpy as np
 import pytest
 
-from hasse.gpu_check.audit_scenarios import PAD, intended_masks, make_scenario, parse_lengths
+from hasse.gpu_check.audit.scenarios import PAD, intended_masks, make_scenario, parse_lengths
 from hasse.theory.errors import InputError
 
 # ---------------------------------------------------------------- brute-force reference
@@ -114,8 +114,8 @@ def hf():
 
 def run_audit(model, scenario, backends=("eager",), seeds=1, layers=2, hook=None, use_cache=None, dtype="auto",
               **spec):
-    from hasse.gpu_check.audit import Setup, audit
-    from hasse.gpu_check.audit_models import ModelSpec
+    from hasse.gpu_check.audit.report import Setup, audit
+    from hasse.gpu_check.audit.models import ModelSpec
 
     return audit(Setup(ModelSpec(model, layers, **spec), scenario, seeds=seeds, hook=hook, use_cache=use_cache,
                        dtype=dtype), list(backends) if backends else None)
@@ -233,7 +233,7 @@ def test_audit_findings_match_a_direct_torch_check(hf, backend):
 
 
 def test_a_mask_dropped_in_one_layer_is_caught(hf):
-    from hasse.gpu_check.audit import drop_mask_hook
+    from hasse.gpu_check.audit.report import drop_mask_hook
 
     s = make_scenario("plain", 6)
     for layer in (0, 1):
@@ -255,7 +255,7 @@ def noise_hook(relative: float, leak: tuple[int, int] | None = None, weight: flo
     """
     import torch
 
-    from hasse.gpu_check.audit import decoder_layers
+    from hasse.gpu_check.audit.report import decoder_layers
 
     gen = torch.Generator().manual_seed(0)
 
@@ -303,7 +303,7 @@ def widen_window(backend_name: str, by: int = 1):
 
 @pytest.mark.parametrize("layers", [1, 2])
 def test_compare_reports_exactly_the_pairs_a_wider_window_adds(hf, layers):
-    from hasse.gpu_check.audit import compare_backends
+    from hasse.gpu_check.audit.report import compare_backends
     from hasse.theory.reach import reach
 
     n, w = 9, 3
@@ -422,7 +422,7 @@ def test_set_overrides_a_configuration_field(hf, capsys):
 
 
 def test_missing_hf_extra_is_one_line_and_exit_2(capsys, monkeypatch):
-    import hasse.gpu_check.audit_models as models
+    import hasse.gpu_check.audit.models as models
 
     monkeypatch.setattr(models, "has_transformers", lambda: False)
     code, out, err = cli(capsys, "audit", "llama")
@@ -453,8 +453,8 @@ def test_without_transformers_audit_names_the_extra():
 
 
 def test_the_demo_section_skips_in_one_line_without_transformers(capsys, monkeypatch):
-    import hasse.gpu_check.audit_models as models
-    from hasse.cmd_demo import Tour, _audit_section
+    import hasse.gpu_check.audit.models as models
+    from hasse.cli.demo import Tour, _audit_section
 
     monkeypatch.setattr(models, "has_transformers", lambda: False)
     tour = Tour()
@@ -464,7 +464,7 @@ def test_the_demo_section_skips_in_one_line_without_transformers(capsys, monkeyp
 
 
 def test_the_demo_section_checks_its_claims(hf, capsys):
-    from hasse.cmd_demo import Tour, _audit_section
+    from hasse.cli.demo import Tour, _audit_section
 
     tour = Tour()
     _audit_section(tour)

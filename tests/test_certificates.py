@@ -457,7 +457,7 @@ ORB_FORGERIES = ["relabelled", "part 0 twice", "digest edited", "digest of anoth
 def orbit_shards(tmp_path):
     """The three --orbits parts of limit_is_preorder at n = 5, each in its own certificate."""
     from hasse.proofs import orbits_check as oc
-    from hasse.proofs.certificate import write_certificate
+    from hasse.proofs.certificates.format import write_certificate
 
     paths = []
     for i in range(3):
@@ -516,7 +516,7 @@ def test_forged_orbit_parts_are_refused_by_combine(orbit_shards, capsys, tmp_pat
 @pytest.mark.parametrize("forgery", ORB_FORGERIES)
 def test_forged_orbit_parts_are_refused_by_verify(orbit_shards, capsys, tmp_path, forgery):
     """The forgery as the parts listed in a combined certificate, and each forged part's own certificate."""
-    from hasse.proofs.certificate import write_certificate
+    from hasse.proofs.certificates.format import write_certificate
     from hasse.proofs.distributed import combine_orbits
 
     forged = forged_orbit_parts(orbit_shards, forgery)
@@ -556,7 +556,7 @@ def test_forged_whole_orbit_results_are_refused(orbit_shards, capsys, tmp_path):
 
 
 def span_shard(tmp_path, a, b, name=STABLE, n=4):
-    from hasse.proofs.certificate import write_certificate
+    from hasse.proofs.certificates.format import write_certificate
 
     path = tmp_path / f"span{a}.json"
     write_certificate(str(path), [prove(name, n, span=(a, b))])
@@ -573,7 +573,7 @@ def test_a_one_mask_gap_is_refused_by_the_counts_too(tmp_path, capsys, monkeypat
     import inspect
     import textwrap
 
-    from hasse.proofs import certificate_combine as cc
+    from hasse.proofs.certificates import combine as cc
 
     source = textwrap.dedent(inspect.getsource(cc._combine_ranges))
     assert source.count("        if a > pos:\n") == 1

@@ -33,7 +33,7 @@ import pytest
 from hasse.cli import main
 from hasse.proofs import distributed as dist
 from hasse.proofs import orbits_check, registry
-from hasse.proofs.certificate import write_certificate
+from hasse.proofs.certificates.format import write_certificate
 from hasse.proofs.cli import prove
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context
 

@@ -21,7 +21,7 @@ from hasse.testing import assert_no_leak
 from hasse.theory import empty_rows as er
 from hasse.theory import leak as leak_module
 from hasse.theory.leak import find_flows, find_leaks
-from hasse.theory.task_io import load_task
+from hasse.theory.inputs.tasks import load_task
 
 DATA = Path(__file__).resolve().parent / "data"
 XLNET_LIBRARY = DATA / "xlnet_library.json"

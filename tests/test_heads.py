@@ -19,10 +19,10 @@ import pytest
 from hasse.cli import main
 from hasse.testing import assert_no_leak
 from hasse.theory import heads as heads_module
-from hasse.theory import mask_mod as mask_mod_module
+from hasse.theory.inputs import mask_mod as mask_mod_module
 from hasse.theory.errors import InputError
 from hasse.theory.heads import layer_mask, mask_mod_grid
-from hasse.theory.mask_mod import RangeNeeded, mask_mod_to_mask
+from hasse.theory.inputs.mask_mod import RangeNeeded, mask_mod_to_mask
 
 ISSUE_MOD = "def m(b, h, q, kv):\n    return (q >= kv) | (h == 1)\n"
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hasse.theory.errors import InputError, TooLargeError
-from hasse.theory.mask_io import load_mask
+from hasse.theory.inputs.masks import load_mask
 from hasse.theory.mask import NamedMask
 from hasse.theory.user_code import ARGUMENT
 
@@ -562,7 +562,7 @@ def test_a_stack_files_layers_get_no_permission_and_typed_layers_the_callers():
     import pathlib
     import tempfile
 
-    from hasse.theory.stack_spec import build_stack
+    from hasse.theory.inputs.stacks import build_stack
 
     seen = []
 
@@ -580,7 +580,7 @@ def test_a_stack_files_layers_get_no_permission_and_typed_layers_the_callers():
 
 
 def test_the_runner_returns_results_and_keeps_input_errors_whole():
-    from hasse.theory.mask_mod import RangeNeeded
+    from hasse.theory.inputs.mask_mod import RangeNeeded
     from hasse.theory.user_code import run
 
     assert np.array_equal(run(lambda: CAUSAL_4, source="t"), CAUSAL_4)
@@ -621,7 +621,7 @@ def test_torch_mask_mod_runs_after_the_parent_used_torchs_thread_pool(tmp_path):
         import torch
         torch.randn(600, 600) @ torch.randn(600, 600)  # the parent's pool is running now
         from hasse.gpu_check.mask_mod import torch_fallback_or_none
-        from hasse.theory.mask_io import load_mask
+        from hasse.theory.inputs.masks import load_mask
         from hasse.theory.user_code import ARGUMENT
         mask = load_mask({str(tmp_path / 'tm.py')!r} + ":m", n=8, code=ARGUMENT, fallback=torch_fallback_or_none())
         print(int(mask.matrix.sum()))

@@ -1,11 +1,12 @@
 """The layout of the kit: doctests everywhere, imports that point down, no loops.
 
 Layers, lowest first (design §6): ``hasse.theory`` < ``hasse.solvers``,
-``hasse.gpu_check`` < ``hasse.proofs`` < the command line and the public API
-(every other ``hasse.*`` module). A module may import its own layer or lower ones;
-``solvers`` and ``gpu_check`` never import each other. The module-level import
-graph must have no cycle (imports inside functions count too: a lazy import is
-still a dependency).
+``hasse.gpu_check`` < ``hasse.proofs`` < ``hasse.views`` (pictures, text, tables, output)
+< the command line (``hasse.cli``) and the public API (every other ``hasse.*`` module).
+A module may import its own layer or lower ones; ``solvers`` and ``gpu_check`` never
+import each other, and no command module (``hasse.cli.<command>``) imports another one.
+The module-level import graph must have no cycle (imports inside functions count too:
+a lazy import is still a dependency).
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import pytest
 
 import hasse
 
-PACKAGES = ("hasse.theory", "hasse.solvers", "hasse.gpu_check", "hasse.proofs")
-LAYER = {"hasse.theory": 0, "hasse.solvers": 1, "hasse.gpu_check": 1, "hasse.proofs": 2}
-TOP = 3  # hasse.cli, hasse.cmd_*, hasse.api, ...
+PACKAGES = ("hasse.theory", "hasse.solvers", "hasse.gpu_check", "hasse.proofs", "hasse.views", "hasse.cli")
+LAYER = {"hasse.theory": 0, "hasse.solvers": 1, "hasse.gpu_check": 1, "hasse.proofs": 2, "hasse.views": 3}
+TOP = 4  # hasse.cli and its commands, hasse.api, hasse.testing, the pytest plugin
+
 NEEDS_TORCH = ("hasse.gpu_check",)
 
 
@@ -33,7 +35,7 @@ def all_modules() -> dict[str, Path]:
     for info in pkgutil.iter_modules(hasse.__path__, "hasse."):
         if not info.ispkg:
             found[info.name] = Path(importlib.util.find_spec(info.name).origin)
-    for name in PACKAGES:
+    for name in PACKAGES:  # every package of the kit, at any depth (hasse.theory.inputs, hasse.cli, ...)
         package = importlib.import_module(name)
         found[name] = Path(package.__file__)
         for info in pkgutil.walk_packages(package.__path__, name + "."):
@@ -89,7 +91,26 @@ def test_every_package_is_in_the_graph():
     graph = import_graph()
     for package in PACKAGES:
         assert package in graph
-    assert "hasse.theory.order" in graph and "hasse.cli" in graph
+    assert "hasse.theory.order" in graph and "hasse.cli" in graph and "hasse.cli.leak" in graph
+
+
+def commands() -> set[str]:
+    """The command modules (``hasse.cli.command_modules``: the parser registers one module per command)."""
+    from hasse.cli import command_modules
+
+    return {module.__name__ for module in command_modules()}
+
+
+def test_commands_never_import_each_other():
+    assert {"hasse.cli.leak", "hasse.cli.analyze", "hasse.cli.prove_mask"} <= commands()
+    bad = [f"{a} -> {b}" for a, b in import_graph().edges if a in commands() and b in commands()]
+    assert not bad, "a command imports another command:\n" + "\n".join(sorted(bad))
+
+
+def test_every_module_is_at_most_400_lines():
+    """No room too large to read (issue 22): every module of the kit has at most 400 lines."""
+    long = {m: n for m, p in all_modules().items() if (n := len(p.read_text().splitlines())) > 400}
+    assert not long, f"modules over 400 lines: {long}"
 
 
 def test_imports_point_down():

@@ -256,7 +256,7 @@ def test_outputs_onto_inputs_leave_the_input_untouched(files, capsys):
 
 def test_outputs_are_written_atomically(tmp_path, monkeypatch, capsys):
     """A write that fails half-way leaves the old file whole and no temporary file behind."""
-    from hasse import output
+    from hasse.views import output
 
     target = tmp_path / "out.dot"
     target.write_text("old\n")
@@ -366,7 +366,7 @@ def test_assert_no_leak_checks_its_arguments():
 
 def test_json_readers_refuse_deep_and_huge_values(tmp_path):
     from hasse.theory.errors import InputError
-    from hasse.theory.json_file import read_json
+    from hasse.theory.inputs.json_file import read_json
 
     for text, phrase in (("[" * 10 ** 5 + "]" * 10 ** 5, "nested deeper"), ("[" * 65 + "]" * 65, "nested deeper"),
                          ("[" + "7" * 5000 + "]", "too long"), ("[" + "7" * 30 + "]", "64 bits")):
@@ -688,7 +688,7 @@ def test_issue20_the_command_line_and_trust_code_still_run_code(code20, capsys):
 def test_issue20_the_importer_itself_refuses_without_a_permission(code20):
     """The one place: import_function refuses None before the file runs, whoever calls it."""
     from hasse.theory.errors import InputError
-    from hasse.theory.mask_mod import import_function
+    from hasse.theory.inputs.mask_mod import import_function
 
     with pytest.raises(InputError, match="--trust-code"):
         import_function(code20["evil"], "mask", f"{code20['evil']}:mask", None)
@@ -1108,7 +1108,7 @@ def test_issue20_the_limit_is_one_number_for_every_form(tmp_path):
     """At the limit a mask of every form is accepted by the size check, one position more is refused (no matrix built)."""
     from hasse.theory.errors import TooLargeError
     from hasse.theory.limits import MAX_POSITIONS, MEMORY_BYTES, check_positions
-    from hasse.theory.mask_arrays import check_rank
+    from hasse.theory.inputs.arrays import check_rank
 
     assert MAX_POSITIONS ** 2 * 4 <= MEMORY_BYTES < (MAX_POSITIONS + 1) ** 2 * 4  # the reference: 4 bytes an entry
     check_positions(MAX_POSITIONS)
@@ -1180,7 +1180,7 @@ def test_issue20_every_integer_option_has_the_one_parser_type():
     """Every integer option of every subcommand is parsers.integer: 64-bit text, and its lower bound checked."""
     import argparse
 
-    from hasse.parsers import check_integers
+    from hasse.cli.parsers import check_integers
     from hasse.theory.errors import InputError
     from tests.cli_parsers import commands
 

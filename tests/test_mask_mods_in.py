@@ -19,8 +19,8 @@ import pytest
 import hasse
 from hasse.cli import main
 from hasse.theory.errors import InputError
-from hasse.theory.mask_io import source_kind
-from hasse.theory.mask_mod_call import parse_call, split_function
+from hasse.theory.inputs.masks import source_kind
+from hasse.theory.inputs.calls import parse_call, split_function
 
 ATTN_GYM = '''\
 """An attention-gym style file: factories that return FlexAttention mask_mods."""
@@ -575,7 +575,7 @@ def test_a_package_file_is_traced_for_every_n_too(package, capsys):
 
 
 def test_package_of_finds_the_root_and_the_dotted_name(package):
-    from hasse.theory.mask_mod import package_of
+    from hasse.theory.inputs.mask_mod import package_of
 
     root, dotted = package_of(str(package))
     assert dotted == "fakegym.masks.sliding_window" and Path(root) == package.parents[2]

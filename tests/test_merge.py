@@ -167,7 +167,7 @@ def test_duplicate_copies_are_kept_and_reported():
 def first_free_copy_family():
     """Issue 10: a -> a, then the 4-node task with parents [[], [], [1], [0, 2]], every node x0 (the JSON form).
     Taking the first free copy for node 0 (the chain's bottom) forces node 2 onto a new chain: 5 nodes, 4 suffice."""
-    from hasse.theory.task_io import task_from_dict
+    from hasse.theory.inputs.tasks import task_from_dict
 
     return [task_from_dict(item, "family") for item in [
         {"tokens": 2, "inputs": [["x0", 0]] * 2, "labels": [None] * 2, "mask": [[1, 0], [1, 1]]},

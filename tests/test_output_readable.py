@@ -26,9 +26,9 @@ from pathlib import Path
 import pytest
 
 import hasse
-from hasse import output
+from hasse.views import output
 from hasse.cli import build_parser, main
-from hasse.tables import Columns, align, capped_rows, cut, cut_items
+from hasse.views.tables import Columns, align, capped_rows, cut, cut_items
 
 pytest_plugins = ["pytester"]
 
@@ -248,7 +248,7 @@ def test_cut_says_how_much_was_left_out():
 
 
 def test_prove_witness_is_cut_with_a_count():
-    from hasse.cmd_prove import WITNESS_CHARS, result_lines, verdict_columns
+    from hasse.cli.prove import WITNESS_CHARS, result_lines, verdict_columns
     from hasse.proofs import registry
     from hasse.proofs.theorem import Result
 

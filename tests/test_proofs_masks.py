@@ -23,7 +23,7 @@ import pytest
 
 from hasse.cli import main
 from hasse.proofs import registry
-from hasse.proofs.certificate_combine import combine
+from hasse.proofs.certificates.combine import combine
 from hasse.proofs.registry import MASK_THEOREMS
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex

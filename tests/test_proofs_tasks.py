@@ -20,9 +20,9 @@ from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers.dags import dag_to_task
 from hasse.solvers.merge_search import min_merged_nodes
 from hasse.solvers.posets import task_diagram
-from hasse.solvers.z3_leak_walks import find_leak_path
-from hasse.solvers.z3_merge_within import merge_within, merged_value_to_task
-from hasse.solvers.z3_prove import SAT, UNSAT
+from hasse.solvers.smt.leak_walks import find_leak_path
+from hasse.solvers.smt.merge_within import merge_within, merged_value_to_task
+from hasse.solvers.smt.prove import SAT, UNSAT
 from hasse.theory.catalog import build_family
 from hasse.theory.labelled import task_to_hasse
 from hasse.theory.task import make_task
@@ -351,8 +351,8 @@ def test_counterexample_z3_finds_the_inconsistent_design(capsys):
 def test_counterexample_text_and_disagreement(capsys, monkeypatch):
     code, out, _ = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "z3")
     assert code == 1 and "[z3]" in out and "n = 2" in out and "B1(1) → F0(0) → P1(3)" in out
-    import hasse.solvers.z3_leak_walks as walks
-    from hasse.solvers.z3_prove import Answer
+    import hasse.solvers.smt.leak_walks as walks
+    from hasse.solvers.smt.prove import Answer
 
     monkeypatch.setattr(walks, "find_leak_path", lambda *a, **k: Answer(UNSAT))  # a broken Z3 side
     code, out, err = run(capsys, "counterexample", "bad_butterfly_crossed", "--method", "both", "--n", "3")
@@ -389,8 +389,8 @@ def test_statement_sheet(name):
 
 
 def test_z3_encodings_do_not_import_the_code_they_check():
-    code = ("import sys, hasse.solvers.z3_task_maps, hasse.solvers.z3_merge_within, hasse.solvers.z3_leak_walks, "
-            "hasse.solvers.z3_symbolic_equivalence, hasse.solvers.z3_coverage, hasse.solvers.posets; "
+    code = ("import sys, hasse.solvers.smt.task_maps, hasse.solvers.smt.merge_within, hasse.solvers.smt.leak_walks, "
+            "hasse.solvers.smt.symbolic_equivalence, hasse.solvers.smt.coverage, hasse.solvers.posets; "
             "bad = [m for m in ('hasse.theory.order', 'hasse.theory.leak', 'hasse.theory.labelled', 'hasse.theory.equivalence', "
             "'hasse.theory.merge', 'hasse.theory.consistency') if m in sys.modules]; print(bad); "
             "sys.exit(1 if bad else 0)")

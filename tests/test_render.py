@@ -14,16 +14,16 @@ import struct
 import numpy as np
 import pytest
 
-import hasse.dot
-import hasse.draw_hasse
-import hasse.figure
-import hasse.layout
-import hasse.render_text
-from hasse.dot import to_dot
-from hasse.draw_hasse import draw_analysis
-from hasse.draw_mask import draw_mask
-from hasse.layout import count_crossings, layered_layout, longest_chain_layers
-from hasse.render_text import classes_view, hasse_view, matrix_view, members_text
+import hasse.views.dot
+import hasse.views.draw_hasse
+import hasse.views.figure
+import hasse.views.layout
+import hasse.views.render_text
+from hasse.views.dot import to_dot
+from hasse.views.draw_hasse import draw_analysis
+from hasse.views.draw_mask import draw_mask
+from hasse.views.layout import count_crossings, layered_layout, longest_chain_layers
+from hasse.views.render_text import classes_view, hasse_view, matrix_view, members_text
 from hasse.theory.analysis import MaskAnalysis
 from hasse.theory.errors import InputError
 
@@ -336,7 +336,7 @@ def test_catalog_masks_render(tmp_path, spec):
     assert png_size(tmp_path / "x.png")[0] > 0
 
 
-@pytest.mark.parametrize("module", [hasse.render_text, hasse.dot, hasse.draw_hasse, hasse.figure, hasse.layout])
+@pytest.mark.parametrize("module", [hasse.views.render_text, hasse.views.dot, hasse.views.draw_hasse, hasse.views.figure, hasse.views.layout])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0

@@ -17,7 +17,7 @@ from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
 from hasse.theory.stack import LayerStack, StackLayer, _interval_form, propagate
 from hasse.theory.stack_leak import find_stack_flows, find_stack_isolation, find_stack_leaks
-from hasse.theory.stack_spec import build_stack, split_stack
+from hasse.theory.inputs.stacks import build_stack, split_stack
 from hasse.theory.task import make_task
 
 PRESETS = ("gemma2", "gemma3", "llama4", "gpt_oss", "mistral", "hybrid")
@@ -323,7 +323,7 @@ def test_a_json_stack_file_gives_the_same_stack_as_the_text(tmp_path):
 
 
 def test_a_stack_file_reads_mask_files_beside_it(tmp_path):
-    from hasse.masks_in import load_stack
+    from hasse.cli.masks_in import load_stack
 
     np.save(tmp_path / "tri.npy", np.tril(np.ones((4, 4), dtype=bool)))
     (tmp_path / "stack.json").write_text('{"layers": [{"mask": "tri.npy", "count": 3}]}')

@@ -33,7 +33,7 @@ from hasse.theory.catalog import build_task  # noqa: E402
 from hasse.theory.errors import InputError  # noqa: E402
 from hasse.theory.stack import reach_reference  # noqa: E402
 from hasse.theory.stack_leak import find_stack_leaks  # noqa: E402
-from hasse.theory.stack_spec import build_stack  # noqa: E402
+from hasse.theory.inputs.stacks import build_stack  # noqa: E402
 
 N = 12
 MIXED = "sliding_window:w=2 x2, causal, recurrent:chunk=4"

@@ -391,7 +391,7 @@ def test_numpy_engine_raises_on_integer_division_by_zero():
     """``hasse analyze`` evaluates a mask_mod on numpy int64 arrays: ``q // kv`` divides by 0 at kv = 0, where
     torch raises; numpy's silent 0 (with a warning) was taken as the mask."""
     from hasse.theory.errors import InputError
-    from hasse.theory.mask_mod import evaluate_mask_mod
+    from hasse.theory.inputs.mask_mod import evaluate_mask_mod
 
     for fn in (lambda b, h, q, kv: q // kv >= 0, lambda b, h, q, kv: q % (kv - 1) == 0):
         zero, q, kv = torch.tensor(0), torch.arange(4)[:, None], torch.arange(4)[None, :]

@@ -17,7 +17,7 @@ from hasse.theory.catalog import build_mask, build_spec, build_task, entries, ge
 from hasse.theory.errors import InputError
 from hasse.theory.masks import build_block_two_stream, build_butterfly
 from hasse.theory.task import Task, parse_symbol
-from hasse.theory.task_io import task_from_dict, task_to_dict
+from hasse.theory.inputs.tasks import task_from_dict, task_to_dict
 from hasse.theory.tasks import (
     ar_family,
     ar_task,

@@ -16,10 +16,11 @@ import z3
 
 from hasse.proofs import registry
 from hasse.proofs.theorem import PROVED, UNKNOWN, Context, run_theorem
-from hasse.solvers import z3_claims, z3_hasse
-from hasse.solvers.z3_masks import encode_column_powers
-from hasse.solvers.z3_prove import FALSE, TRUE
-from hasse.solvers.z3_queries import known_masks, prove
+from hasse.solvers.smt import claims as z3_claims
+from hasse.solvers.smt import hasse as z3_hasse
+from hasse.solvers.smt.masks import encode_column_powers
+from hasse.solvers.smt.prove import FALSE, TRUE
+from hasse.solvers.smt.queries import known_masks, prove
 
 ENCODERS = {name: getattr(z3_hasse if name in ("hasse_closure_is_limit", "sparse_realisation_keeps_hasse")
                           else z3_claims, name) for name in registry.MASK_THEOREMS}

@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 import z3
 
-from hasse.solvers import z3_claims, z3_hasse
-from hasse.solvers.z3_masks import (encode_closure_relation, encode_column_powers, encode_dependency, encode_distances,
+from hasse.solvers.smt import claims as z3_claims
+from hasse.solvers.smt import hasse as z3_hasse
+from hasse.solvers.smt.masks import (encode_closure_relation, encode_column_powers, encode_dependency, encode_distances,
                                     encode_layers, encode_mask, encode_powers, encode_preorder, sorted_by_distance)
-from hasse.solvers.z3_queries import prove
+from hasse.solvers.smt.queries import prove
 
 
 def every_mask(n):
@@ -227,8 +228,8 @@ def test_the_encodings_do_not_import_the_code_they_check():
 
     # hasse.theory's __init__, its version, its lazy-export helper and the clock of --timeout (deadline) are all that
     # `import hasse.solvers` may load of theory.
-    code = ("import sys, hasse.solvers.z3_masks, hasse.solvers.z3_claims, hasse.solvers.z3_hasse, "
-            "hasse.solvers.z3_queries, hasse.solvers.z3_prove; "
+    code = ("import sys, hasse.solvers.smt.masks, hasse.solvers.smt.claims, hasse.solvers.smt.hasse, "
+            "hasse.solvers.smt.queries, hasse.solvers.smt.prove; "
             "bad = [m for m in sys.modules if m.startswith('hasse.theory') "
             "and m not in ('hasse.theory', 'hasse.theory.version', 'hasse.theory.lazy', 'hasse.theory.deadline')]; print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

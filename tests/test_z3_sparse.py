@@ -1,4 +1,4 @@
-"""solvers/z3_sparse.py: the canonical-numbering encoding of sparse_realisation_keeps_hasse (issue 14).
+"""solvers/smt/sparse.py: the canonical-numbering encoding of sparse_realisation_keeps_hasse (issue 14).
 
 The reference below is written here, independently of theory/ and of the encoding:
 closure by repeated boolean products, classes and the covering relation from the
@@ -21,8 +21,9 @@ import z3
 
 from hasse.proofs import registry
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
-from hasse.solvers import z3_hasse, z3_sparse
-from hasse.solvers.z3_queries import check_query, prove
+from hasse.solvers.smt import hasse as z3_hasse
+from hasse.solvers.smt import sparse as z3_sparse
+from hasse.solvers.smt.queries import check_query, prove
 
 # ---------------------------------------------------------------- the independent reference
 

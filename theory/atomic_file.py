@@ -3,7 +3,7 @@
 :func:`atomic_output` hands out a temporary file beside the target and renames it over
 the target (``os.replace``) once it is complete; on any failure the temporary file is
 removed and the target is untouched. Used by the CLI's outputs (``--out``, ``--png``,
-``--dot``: :mod:`hasse.output`) and by certificates (:mod:`hasse.proofs.certificate`).
+``--dot``: :mod:`hasse.views.output`) and by certificates (:mod:`hasse.proofs.certificates.format`).
 Problems are an :class:`~hasse.theory.errors.InputError` of one line naming the path.
 
 Outputs never overwrite inputs, named or not (design §10): while a command runs

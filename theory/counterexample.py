@@ -40,9 +40,9 @@ from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError, TooLargeError, clip
 from hasse.theory.limits import MAX_SEARCH_N, MEMORY_BYTES, number_text
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
-from hasse.theory.mask_io import source_kind
+from hasse.theory.inputs.masks import source_kind
 from hasse.theory.task import Task
-from hasse.theory.task_io import task_from_dict
+from hasse.theory.inputs.tasks import task_from_dict
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Counterexample:
         >>> data["tokens"], data["property"], data["labels"], data["leaks"][0]["path"]
         (2, 'leak', [None, None, 0, 1], [1, 0, 3])
         """
-        from hasse.theory.task_io import task_to_dict
+        from hasse.theory.inputs.tasks import task_to_dict
 
         out = {"tokens": self.n, "property": self.property, "where": self.where, "checked": list(self.checked),
                "skipped": [{"tokens": n, "reason": r} for n, r in self.skipped]}
@@ -232,7 +232,7 @@ def _file_builder(path: str, function: str, source: str) -> Callable[[int], list
     A design is only ever an argument (the command line's DESIGN, the API's ``design``):
     no data file names one, so it runs with :data:`theory.user_code.ARGUMENT`.
     """
-    from hasse.theory.mask_mod import import_function
+    from hasse.theory.inputs.mask_mod import import_function
     from hasse.theory.user_code import ARGUMENT, raised, run
 
     if not os.path.isfile(path):
@@ -342,7 +342,7 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
     stack's own depth; ``merged`` and ``inference`` are refused with it (they ask about
     the task's one mask). The answer's ``stack`` is the stack of the task found.
 
-    >>> from hasse.theory.stack_spec import build_stack
+    >>> from hasse.theory.inputs.stacks import build_stack
     >>> found = find_counterexample("causal_lm", 4, stack=lambda n: build_stack("causal x2, bidirectional", n))
     >>> found.n, found.witness["depth"], found.witness["hop_layers"], found.stack.depth
     (2, 3, [3], 3)

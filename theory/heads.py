@@ -32,7 +32,7 @@ from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_row
 from hasse.theory.errors import InputError
 from hasse.theory.limits import check_positions
 from hasse.theory.mask import as_mask, square_up
-from hasse.theory.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent,
+from hasse.theory.inputs.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent,
                                    resolve_function)
 from hasse.theory.user_code import require_permission
 from hasse.theory.user_code import run as run_user_code

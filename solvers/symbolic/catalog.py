@@ -588,7 +588,7 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
     ``heads``, ``batch`` and ``assume`` (closure tensors as index tensors) as in
     :func:`~solvers.symbolic.mask.from_mask_mod`.
     """
-    from hasse.theory.mask_mod import resolve_function
+    from hasse.theory.inputs.mask_mod import resolve_function
     from hasse.theory.user_code import require_permission, run_here
 
     source = f"{path}:{fn}"

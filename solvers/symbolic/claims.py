@@ -62,7 +62,7 @@ import z3
 from hasse.solvers.symbolic.terms import free_constants as _constants
 from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
 from hasse.solvers.symbolic.task import SymbolicTask
-from hasse.solvers.z3_prove import SAT, UNSAT, check
+from hasse.solvers.smt.prove import SAT, UNSAT, check
 from hasse.theory.errors import InputError
 from hasse.theory.limits import MAX_WALK_LAYERS, number_text
 

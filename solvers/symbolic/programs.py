@@ -170,7 +170,7 @@ class MaskModProgram(Program):
         self.name = source
 
     def _resolve(self):
-        from hasse.theory.mask_mod import resolve_function
+        from hasse.theory.inputs.mask_mod import resolve_function
 
         return resolve_function(self.path, self.function, self.source, self.code)
 
@@ -190,7 +190,7 @@ class MaskModProgram(Program):
         return run(job, source=self.source, what="mask_mod", path=self.path)
 
     def _one(self, fn, p: Point) -> np.ndarray:
-        from hasse.theory.mask_mod import evaluate_mask_mod
+        from hasse.theory.inputs.mask_mod import evaluate_mask_mod
 
         fn = _with_values(fn, p.list_dict)
         params = p.param_dict
@@ -226,7 +226,7 @@ class MaskModProgram(Program):
             for h in (range(self.heads) if self.heads else (0,)):
                 try:
                     if self.fallback is not None:
-                        from hasse.theory.mask_mod import _at
+                        from hasse.theory.inputs.mask_mod import _at
 
                         self.fallback(_at(fn, b, h) if (b or h) else fn, n)
                     else:

@@ -1,0 +1,1 @@
+"""``hasse audit``: transformers models, training scenarios, measured flow per layer, the report."""

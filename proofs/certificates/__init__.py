@@ -1,0 +1,1 @@
+"""Proof certificates: the format, what a result claims, combining shards, verifying."""
