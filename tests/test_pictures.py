@@ -21,7 +21,7 @@ from hasse.views.draw_hasse import _DiagramGeometry, draw_analysis  # noqa: E402
 from hasse.views.draw_mask import block_fractions, block_side, draw_mask, heatmap  # noqa: E402
 from hasse.views.figure import STREAM_COLOURS, new_figure, picture_format, stream_colours  # noqa: E402
 from hasse.cli.figures_for_docs import DOCS_IMG, FIGURES, regenerate  # noqa: E402
-from hasse.views.layout import collapse_chains, plan_diagram  # noqa: E402
+from hasse.views.diagram_plan import collapse_chains, plan_diagram  # noqa: E402
 from hasse.theory.analysis import mask_to_analysis  # noqa: E402
 from hasse.theory.catalog import build_mask  # noqa: E402
 from hasse.theory.errors import InputError  # noqa: E402

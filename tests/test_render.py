@@ -14,6 +14,7 @@ import struct
 import numpy as np
 import pytest
 
+import hasse.views.diagram_plan
 import hasse.views.dot
 import hasse.views.draw_hasse
 import hasse.views.figure
@@ -336,7 +337,8 @@ def test_catalog_masks_render(tmp_path, spec):
     assert png_size(tmp_path / "x.png")[0] > 0
 
 
-@pytest.mark.parametrize("module", [hasse.views.render_text, hasse.views.dot, hasse.views.draw_hasse, hasse.views.figure, hasse.views.layout])
+@pytest.mark.parametrize("module", [hasse.views.render_text, hasse.views.dot, hasse.views.draw_hasse, hasse.views.figure, hasse.views.layout,
+                                    hasse.views.diagram_plan])
 def test_doctests(module):
     result = doctest.testmod(module)
     assert result.failed == 0 and result.attempted > 0

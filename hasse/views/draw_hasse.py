@@ -1,7 +1,7 @@
 """A mask and its Hasse diagram as one picture (``hasse analyze --png``, ``hasse merge --png``).
 
 :func:`draw_analysis` puts the mask's heatmap (:func:`hasse.views.draw_mask.heatmap`) beside
-its Hasse diagram. What the diagram shows is planned by :func:`hasse.views.layout.plan_diagram`:
+its Hasse diagram. What the diagram shows is planned by :func:`hasse.views.diagram_plan.plan_diagram`:
 long chains collapse into one labelled edge ("… 585 hops …"), a diagram still taller than
 ``MAX_LAYERS`` layers shows its bottom and top layers around a band that names what is
 hidden, and one still too large is replaced by a summary panel (height, widest layer,
@@ -20,9 +20,10 @@ from typing import Sequence
 
 import numpy as np
 
+from hasse.views.diagram_plan import DiagramPlan, plan_diagram
 from hasse.views.draw_mask import block_side, heat_geometry, heatmap, wrap_title
 from hasse.views.figure import EDGE, new_figure, picture_format, require_matplotlib, save_png, stream, stream_colours
-from hasse.views.layout import DiagramPlan, Layout, layered_layout, plan_diagram
+from hasse.views.layout import Layout, layered_layout
 from hasse.theory.analysis import MaskAnalysis
 
 LABEL_CHARS = 24  # node labels are cut to about this many characters
@@ -82,7 +83,7 @@ class _DiagramGeometry:
 
     One data unit of the panel is ``scale`` points, so a label of ``FONT`` points
     measured at scale 1 fits its box at any scale. Display nodes are the plan's shown
-    classes, then its chains, then its band (:class:`hasse.views.layout.DiagramPlan`).
+    classes, then its chains, then its band (:class:`hasse.views.diagram_plan.DiagramPlan`).
     """
 
     FONT = 9.0  # label size in points at scale 1
@@ -203,7 +204,7 @@ def draw_analysis(analysis: MaskAnalysis, path: str, title: str | None = None) -
 
     The heatmap shows ``M[q, k]`` (and ``R(L)`` when the analysis has a reachability),
     by blocks above :data:`hasse.views.draw_mask.BLOCK_ABOVE` positions; the diagram is what
-    :func:`hasse.views.layout.plan_diagram` plans: one rounded box per shown class (sized by
+    :func:`hasse.views.diagram_plan.plan_diagram` plans: one rounded box per shown class (sized by
     its class size), on the layer of its longest chain below (upstream at the bottom),
     an arrow per Hasse edge, lower to upper, long chains as one dashed "… k hops …"
     edge and the middle of a tall diagram as one band; a diagram still too large is
