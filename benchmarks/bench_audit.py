@@ -47,8 +47,9 @@ def main(argv=None) -> int:
 
     from hasse.gpu_check.audit.report import Setup, audit
     from hasse.gpu_check.audit.measure import layer_outputs, measure_loop, measure_vjp, random_embeddings
-    from hasse.gpu_check.audit.models import ModelSpec, build_model, small_config, versions
+    from hasse.gpu_check.audit.models import ModelSpec, build_model, small_config
     from hasse.gpu_check.audit.scenarios import make_scenario
+    from hasse.theory.version import AUDIT_VERSIONS, versions
 
     warnings.simplefilter("ignore")
     torch.set_num_threads(args.threads)
@@ -56,7 +57,7 @@ def main(argv=None) -> int:
     scenario = make_scenario("plain", n)
     spec = ModelSpec("llama", 2, max_positions=2 * n)
     config = small_config(spec)
-    v = versions()
+    v = versions(AUDIT_VERSIONS)
     print(f"hasse audit benchmark: llama, 2 layers, hidden 64, {n} positions, CPU, {args.threads} thread(s); "
           f"transformers {v['transformers']}, torch {v['torch']}")
     print(f"{'backend':<10} {'dtype':<8} {args.batched + ' s':>12} {'loop s':>9} {'ratio':>7}  (chunk {args.chunk})")

@@ -29,14 +29,13 @@ stands only when ``checked`` equals that size; otherwise it is ``unknown``
 from __future__ import annotations
 
 import os
-import platform
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable
 
 from hasse.theory.deadline import deadline
 from hasse.theory.errors import InputError, clip
+from hasse.theory.version import versions
 
 PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
@@ -145,20 +144,6 @@ class Result:
         out = {k: v for k, v in asdict(self).items() if v is not None and v != {}}
         out.setdefault("checked", self.checked)
         return out
-
-
-def versions() -> dict:
-    """Versions recorded in every certificate."""
-    from hasse.theory.version import __version__
-
-    out = {"hasse": __version__, "python": platform.python_version(), "platform": sys.platform}
-    for module in ("numpy", "networkx", "z3", "sympy"):
-        try:
-            mod = __import__(module)
-            out[module] = mod.get_version_string() if module == "z3" else mod.__version__
-        except ImportError:
-            out[module] = None
-    return out
 
 
 def run_theorem(theorem: Theorem, n: int, method: str, ctx: Context | None = None) -> Result:

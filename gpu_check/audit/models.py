@@ -82,13 +82,6 @@ def import_transformers():
     return transformers
 
 
-def versions() -> dict:
-    """``{"transformers": …, "torch": …}``, the versions the audit ran with."""
-    import torch
-
-    return {"transformers": import_transformers().__version__, "torch": torch.__version__}
-
-
 @dataclass(frozen=True)
 class ModelSpec:
     """What to build: a configuration class or file, and the sizes."""

@@ -33,11 +33,12 @@ import numpy as np
 import torch
 
 from hasse.gpu_check.audit.models import (BACKENDS, ModelSpec, build_model, first_sentence, is_encoder,
-                                          layer_pattern, pattern_text, small_config, versions)
+                                          layer_pattern, pattern_text, small_config)
 from hasse.gpu_check.audit.measure import (has_backward, layer_outputs, measure_perturbation, measure_vjp,
                                            random_embeddings)
 from hasse.gpu_check.audit.scenarios import PAD, Scenario, intended_masks
 from hasse.gpu_check.dependency import classify, dependent, noise_thresholds
+from hasse.theory.version import AUDIT_VERSIONS, versions
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
 
@@ -304,7 +305,7 @@ def audit(setup: Setup, backends=None) -> Audit:
     if not results:
         raise InputError("no attention implementation ran: " + "; ".join(f"{b}: {w}" for b, w in skipped))
     return Audit(setup.spec.name, type(config).__name__, len(pattern), tuple(pattern), encoder, scenario,
-                 setup.seeds, setup.use_cache, versions(), tuple(results), tuple(skipped))
+                 setup.seeds, setup.use_cache, versions(AUDIT_VERSIONS), tuple(results), tuple(skipped))
 
 
 @dataclass(frozen=True)
