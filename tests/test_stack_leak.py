@@ -215,7 +215,7 @@ def test_a_leak_that_appears_only_at_layer_4(capsys):
     assert code == 1 and data["objective"] == "next-token" and data["input"] is None
     assert [(x["position"], x["target"], x["path"], x["depth"], x["hop_layers"]) for x in data["leaks"]] == \
         [(q, q + 1, [q + 1, q], 4, [4]) for q in range(4)]
-    assert data["stack"] == {"spec": "causal:n=5 x3, bidirectional:n=5", "depth": 4, "converged": 4, "note": None}
+    assert data["stack"] == {"spec": "causal:n=5 x3, bidirectional:n=5", "depth": 4, "converged_depth": 4, "note": None}
     code, data = run_json(capsys, "leak", "--stack", "causal x3, bidirectional", "--n", 5, "--layers", 3)
     assert code == 0 and data["leaks"] == [] and len(data["leaks_beyond_layers"]) == 4
     assert data["leak_free"] and not data["leak_free_in_limit"]

@@ -197,7 +197,7 @@ def run_stack(args) -> int:
     printed = False
     if args.json or args.out:
         head = json_header("analyze", text, stack.spec)
-        printed = emit_json(args, {**head, **analysis_json(a), "stack": stack_json(stack, flow)})
+        printed = emit_json(args, {**head, **analysis_json(a), "stack": stack_json(stack, flow, analysis=True)})
     if not printed and args.dot != "-":
         print(stack_report(a, stack, flow, ascii=args.ascii))
         for path, what in ((args.png, "picture"), (args.dot, "DOT"), (args.out, "JSON")):
@@ -211,7 +211,7 @@ def stack_report(a: MaskAnalysis, stack, flow, *, ascii: bool = False) -> str:
     from hasse.views.render_text import classes_view, hasse_view, matrix_view
     from hasse.views.stack_report import stack_lines
 
-    lines = stack_lines(stack, flow, ascii=ascii)
+    lines = stack_lines(stack, flow, analysis=True, ascii=ascii)
     if a.empty_rows:
         lines.append(a.empty_row_report.describe())
     shown = a.layers if a.layers is not None else stack.depth

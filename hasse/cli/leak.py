@@ -9,6 +9,7 @@ from hasse.cli.masks_in import (add_code_timeout_argument, add_convention_argume
                             add_stack_arguments)
 from hasse.views.output import ascii_aware, emit_json, json_header, spec_of
 from hasse.cli.parsers import add_command, integer
+from hasse.views.stack_report import stack_json, stack_lines
 from hasse.views.tables import capped_table
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
@@ -572,21 +573,6 @@ def _stack_of(args, n: int | None):
     except InputError as exc:
         raise flagged(exc) from None
     return stack, read, rows, propagate(read)
-
-
-def stack_json(stack, flow) -> dict:
-    """The ``stack`` object of a stack report: spec, depth, the convergence depth of the repeated stack, note."""
-    return {"spec": stack.spec, "depth": stack.depth, "converged": flow.converged, "note": stack.note or None}
-
-
-def stack_lines(stack, flow) -> list[str]:
-    """``stack: SPEC (D layers; …)`` and the preset's note."""
-    converged = ("the repeated stack converges after " + f"{flow.converged} layer{'' if flow.converged == 1 else 's'}"
-                 if flow.converged is not None else "not propagated to convergence")
-    lines = [f"stack: {stack.spec} ({stack.depth} layer{'' if stack.depth == 1 else 's'}; {converged})"]
-    if stack.note:
-        lines.append(f"  {stack.note}")
-    return lines
 
 
 def stack_where(layers: int, depth: int, first: int | None = None) -> str:

@@ -129,9 +129,18 @@ def last_sees_first(flow) -> int | None:
     return flow.first_sight(flow.n - 1, 0)
 
 
-def stack_json(stack, flow) -> dict:
-    """The ``stack`` object of ``hasse analyze --json`` (docs/schema.json)."""
+def stack_json(stack, flow, *, analysis: bool = False) -> dict:
+    """The ``stack`` object of a command's JSON (docs/schema.json).
+
+    Every command that runs a stack writes ``{spec, depth, converged_depth, note}``
+    (``$defs/stack_ref``: what the stack is and after how many layers its repeated flow
+    stops changing); ``hasse analyze`` (``analysis``) writes the analysis itself: the
+    layers as runs, ``converged_depth`` and whether the model's own depth reaches it, when
+    the last position first sees the first, and the receptive field per position.
+    """
     converged = flow.converged
+    if not analysis:
+        return {"spec": stack.spec, "depth": stack.depth, "converged_depth": converged, "note": stack.note or None}
     return {
         "spec": stack.spec,
         "note": stack.note,
@@ -165,10 +174,32 @@ def rf_table(rf: np.ndarray, *, ascii: bool = False, limit: int = RF_TABLE_LIMIT
                         more="ranges (use --json for every position)")
 
 
-def stack_lines(stack, flow, *, ascii: bool = False) -> list[str]:
-    """The stack part of the report: layers, R(L), convergence, last-sees-first, receptive field."""
+def _plural(count: int, word: str = "layer") -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def stack_lines(stack, flow=None, *, analysis: bool = False, blocks: int | None = None, ascii: bool = False,
+                limit: int = 20) -> list[str]:
+    """The report's lines on a stack, each starting with the stack, its depth and its note.
+
+    By default (leak, flow, counterexample) one line: ``stack: SPEC (D layers; the repeated
+    stack converges after K layers)``. ``analysis`` (hasse analyze): the layers as runs,
+    R(L), the convergence against the model's depth, last-sees-first and the receptive
+    field. ``blocks`` (gpu-check, no ``flow``): the layer each of the L blocks run, as runs
+    of blocks (at most ``limit`` rows).
+    """
+    if blocks is not None:
+        return _block_lines(stack, blocks, limit)
+    if analysis:
+        return _analysis_lines(stack, flow, ascii)
+    converged = (f"the repeated stack converges after {_plural(flow.converged)}" if flow.converged is not None
+                 else "not propagated to convergence")
+    return [f"stack: {stack.spec} ({_plural(stack.depth)}; {converged})"] + ([f"  {stack.note}"] if stack.note else [])
+
+
+def _analysis_lines(stack, flow, ascii: bool) -> list[str]:
     n, depth = stack.n, stack.depth
-    lines = [f"stack {stack.spec}: n = {n} positions, {depth} layer{'' if depth == 1 else 's'} (first layer first)"]
+    lines = [f"stack {stack.spec}: n = {n} positions, {_plural(depth)} (first layer first)"]
     if stack.note:
         lines.append(f"  {stack.note}")
     lines += layer_lines(stack)
@@ -181,8 +212,8 @@ def stack_lines(stack, flow, *, ascii: bool = False) -> list[str]:
     else:
         verdict = (f"converged by the model's depth ({depth} layers)" if converged <= depth
                    else f"NOT converged by the model's depth ({depth} layers): {converged - depth} more needed")
-        lines.append(f"convergence: with the stack repeated, the flow stops changing after {converged} "
-                     f"layer{'' if converged == 1 else 's'}; {verdict}")
+        lines.append(f"convergence: with the stack repeated, the flow stops changing after {_plural(converged)}; "
+                     f"{verdict}")
     seen = last_sees_first(flow)
     within = "" if seen is None or seen == 0 else (" (within the model's depth)" if seen <= depth
                                                    else f" (beyond the model's {depth} layers)")
@@ -192,3 +223,32 @@ def stack_lines(stack, flow, *, ascii: bool = False) -> list[str]:
                  f"largest {int(rf.max())}):")
     lines += rf_table(rf, ascii=ascii)
     return lines
+
+
+BLOCK_RUNS = {"attention": "attention: the backend on this mask",
+              "recurrent": "recurrent: a gated linear recurrence by a scan, reset where its pattern says"}
+
+
+def _block_lines(stack, layers: int, limit: int) -> list[str]:
+    """Its depth, its note, and the layer each of the ``layers`` blocks runs (the stack cycled), as runs."""
+    from hasse.views.tables import capped_rows
+
+    head = f"stack of {stack.depth} layer(s)"
+    if layers < stack.depth:
+        head += f"; L = {layers} blocks run its first {layers}"
+    elif layers > stack.depth:
+        head += f"; L = {layers} blocks run it cycled"
+    runs: list[list] = []
+    for i in range(layers):
+        layer = stack.layer(i)
+        if runs and runs[-1][2] is layer:
+            runs[-1][1] = i + 1
+        else:
+            runs.append([i + 1, i + 1, layer])
+
+    def row(run) -> str:
+        a, b, layer = run
+        where = f"block {a}" if a == b else f"blocks {a}-{b}"
+        return f"  {where:<14} {layer.spec}  ({BLOCK_RUNS[layer.kind]})"
+
+    return [head + (f" ({stack.note})" if stack.note else "")] + capped_rows(runs, row, limit)
