@@ -31,7 +31,9 @@ Without ``os.fork`` (Windows) the job runs in this process under :func:`guarded`
 Z3 terms): the job is run once in a child, bounded, and, when that ends well, again
 here under :func:`guarded` (a ``SIGALRM`` deadline, the same address-space limit).
 
-The fork costs a few milliseconds per load (docs/benchmarks.md has the figure).
+The child's process plumbing (its answer read before the deadline, the address-space
+limit, torch on one thread) is :mod:`theory.child_process`. The fork costs a few
+milliseconds per load (docs/benchmarks.md has the figure).
 """
 
 from __future__ import annotations
@@ -39,17 +41,16 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import select
 import signal
 import sys
 import sysconfig
 import threading
-import time
 import traceback
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Callable, TypeVar
 
+from hasse.theory import child_process
 from hasse.theory.errors import InputError, clip
 
 T = TypeVar("T")
@@ -222,14 +223,14 @@ def run(job: Callable[[], T], *, source: str | None, what: str = "user code", pa
         _child(job, bounds, read_end, write_end, what, path, parent)
     os.close(write_end)
     try:
-        payload, status = _collect(pid, read_end, bounds.seconds)
+        payload, status = child_process.collect(pid, read_end, bounds.seconds)
     finally:
         os.close(read_end)
     if payload is None:
         raise UserCodeTimeout(f"{what} did not finish within {bounds.seconds:g} s and was stopped (an endless "
                               "loop, a sleep, a wait?); --timeout S gives it longer", source)
     if not payload:
-        raise InputError(f"{what} ended the process ({_status_text(status)}) without an answer; user code must "
+        raise InputError(f"{what} ended the process ({child_process.status_text(status)}) without an answer; user code must "
                          "return", source)
     try:
         outcome = pickle.loads(payload)
@@ -257,8 +258,8 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
             sys.stdout.flush()
             os.dup2(2, 1)  # what the user's code prints goes to stderr: --json stays one object
         sys.stdout = sys.stderr
-        _single_threaded_torch()
-        _limit_memory(bounds.memory)
+        child_process.single_threaded_torch()
+        child_process.limit_memory(bounds.memory)
         try:
             outcome = ("ok", job())
         except InputError as exc:
@@ -281,102 +282,12 @@ def _child(job, bounds: Limits, read_end: int, write_end: int, what: str, path: 
         os._exit(0)
 
 
-def _single_threaded_torch() -> None:
-    """In the forked child, torch (when the parent has loaded it) runs on one thread.
-
-    A child forked after the parent used torch's OpenMP pool inherits that pool's state
-    but not its threads: its first parallel torch operation waits forever (seen: a
-    mask_mod using torch ops after any torch matmul in the parent; the child hung until
-    the time limit). One thread has no pool to wait for. torch is never imported here:
-    only a torch the parent already holds is touched.
-    """
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        with contextlib.suppress(Exception):
-            torch.set_num_threads(1)
-
-
-def _collect(pid: int, fd: int, seconds: float) -> tuple[bytes | None, int]:
-    """``(bytes the child sent, its wait status)``; ``(None, …)`` when ``seconds`` passed first (child killed)."""
-    end = time.monotonic() + seconds
-    chunks = bytearray()
-    try:
-        while True:
-            left = end - time.monotonic()
-            ready = select.select([fd], [], [], max(left, 0))[0] if left > 0 else []
-            if not ready:
-                _kill(pid)
-                return None, 0
-            data = os.read(fd, 1 << 20)
-            if not data:
-                break
-            chunks += data
-    except BaseException:  # Ctrl-C, or anything else here: never leave the child running
-        _kill(pid)
-        raise
-    _, status = os.waitpid(pid, 0)
-    return bytes(chunks), status
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, ChildProcessError):
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-
-
-def _status_text(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
-        return f"killed by {name}" + (" — out of memory?" if sig == signal.SIGKILL else "")
-    return f"os._exit({os.WEXITSTATUS(status)})" if os.WIFEXITED(status) else f"status {status}"
-
-
 def _rebuilt(cls, text: str, fields: dict) -> InputError:
     """The InputError the child raised, of its own class and with its fields (its constructor is not called)."""
     exc = cls.__new__(cls)
     ValueError.__init__(exc, text)
     exc.__dict__.update(fields)
     return exc
-
-
-def _address_space() -> int | None:
-    """Bytes of address space this process holds now (Linux ``/proc``), or None."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def _limit_memory(extra: int) -> tuple | None:
-    """Lower ``RLIMIT_AS`` to what is held plus ``extra`` bytes; the old limits (to restore), or None."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - not a POSIX system
-        return None
-    held = _address_space()
-    if held is None:
-        return None
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    want = held + extra
-    if hard != resource.RLIM_INFINITY:
-        want = min(want, hard)
-    if soft != resource.RLIM_INFINITY and soft <= want:
-        return None
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
-    except (ValueError, OSError):
-        return None
-    return soft, hard
-
-
-def _restore_memory(old: tuple | None) -> None:
-    if old is not None:
-        import resource
-
-        with contextlib.suppress(ValueError, OSError):
-            resource.setrlimit(resource.RLIMIT_AS, old)
 
 
 class _Stop(BaseException):
@@ -405,7 +316,7 @@ def guarded(job: Callable[[], T], *, source: str | None, what: str = "user code"
 
         previous = signal.signal(signal.SIGALRM, stop)
         signal.setitimer(signal.ITIMER_REAL, bounds.seconds)
-    memory = _limit_memory(bounds.memory)
+    memory = child_process.limit_memory(bounds.memory)
     _inside = True
     try:
         return job()
@@ -425,7 +336,7 @@ def guarded(job: Callable[[], T], *, source: str | None, what: str = "user code"
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, previous)
         _inside = False
-        _restore_memory(memory)
+        child_process.restore_memory(memory)
 
 
 def run_here(job: Callable[[], T], *, source: str | None, what: str = "user code", path: str | None = None,
