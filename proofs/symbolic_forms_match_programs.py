@@ -14,17 +14,17 @@ Statement. For every length ``m = 1 … n``:
   to every value of its kind: ``document`` (both ``causal``) for every composition of ``m``
   as its lengths, ``xlnet`` for every order (a permutation of ``0 … m-1``), ``tree`` for
   every parent array (each node's parent ``-1`` or an earlier node) with prefix ``0, 1, 2``;
-- the mask_mods of :data:`PROGRAMS` (written here to use what the tracer models: ``//`` and
-  ``%`` of negative numbers, ``abs``, ``**``, ``if``/``else`` and ``and``/``or`` on symbolic
+- the mask_mods of :data:`~proofs.symbolic_programs.PROGRAMS` (written to use what the
+  tracer models: ``//`` and ``%`` of negative numbers, ``abs``, ``**``, ``if``/``else`` and ``and``/``or`` on symbolic
   values, chained comparisons, ``& | ^ ~``, ``np.where``, ``np.maximum``/``np.minimum``,
   ``np.logical_*``, ``np.clip``, a read of ``h`` over two heads), traced by
   :func:`solvers.symbolic.mask.from_mask_mod`: the formula at every ``(q, k)`` equals the
   program run on index arrays (``q`` a column, ``k`` a row: ``& | ~`` act on bool arrays, as
   on FlexAttention's tensors), and so does the kit's grid of it
-  (:func:`theory.mask_mod.evaluate_mask_mod`); always the union over ``h``. A program that
+  (:func:`theory.inputs.mask_mod.evaluate_mask_mod`); always the union over ``h``. A program that
   branches on its values (``if``, ``and``, chained comparisons) cannot run on tensors (torch
-  and numpy raise; issue 21): the tracer must refuse it as a tensor used as a truth value;
-- a rule factory that branches on its parameter (:func:`make_paths`: ``if``/``elif`` on ``w``
+  and numpy raise): the tracer must refuse it as a tensor used as a truth value;
+- a rule factory that branches on its parameter (:func:`~proofs.symbolic_programs.make_paths`: ``if``/``elif`` on ``w``
   and ``n``, Python values, so every path is run), traced with ``n`` and ``w`` symbolic, equals
   the factory run on index arrays at every ``w = 0 … m + 2``.
 
@@ -47,7 +47,7 @@ condition, size, obligation) where the formula and the program differ.
 Exhaustive method only (:mod:`proofs.engine_checks`): the tracer is Python. n = 4 takes
 a few seconds (tracing the catalogue dominates).
 
-References: design.md §5 (Proofs for every length, issue 13); docs/architecture.md.
+References: design.md §5 (Proofs for every length); docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -60,6 +60,8 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.engine_checks import NO_Z3, safely
+from hasse.proofs.symbolic_programs import (PROGRAMS, first_difference, grid, make_paths, obligation_problem, on_arrays,
+                                            value, z3_module)
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
 
 NAME = "symbolic_forms_match_programs"
@@ -71,133 +73,6 @@ NOT_INVARIANT = ("the statement compares formulas and programs entry by entry at
 FULL_UPTO = 5  # every order and parent array up to this length; a seeded sample beyond
 SAMPLE = 120
 SEED = 0
-
-
-# --------------------------------------------------------------------------- mask_mods, written for the tracer
-
-
-def window_abs(b, h, q_idx, kv_idx):
-    return abs(q_idx - kv_idx) // 2 == 0
-
-
-def negative_floor(b, h, q_idx, kv_idx):
-    return ((q_idx - kv_idx) // 3 == -1) | ((kv_idx - q_idx) % 3 == 1)
-
-
-def branches(b, h, q_idx, kv_idx):
-    if q_idx >= kv_idx:
-        return q_idx - kv_idx < 2
-    return kv_idx - q_idx == 1
-
-
-def short_circuit(b, h, q_idx, kv_idx):
-    return (q_idx >= kv_idx and q_idx - kv_idx <= 1) or kv_idx == 0
-
-
-def chained(b, h, q_idx, kv_idx):
-    return kv_idx <= q_idx < kv_idx + 3
-
-
-def where_logic(b, h, q_idx, kv_idx):
-    return np.where(q_idx % 2 == 0, kv_idx <= q_idx, np.logical_and(kv_idx >= q_idx - 1, ~(kv_idx > q_idx)))
-
-
-def clamped(b, h, q_idx, kv_idx):
-    return (kv_idx >= np.maximum(q_idx - 2, 0)) & (kv_idx <= np.clip(q_idx, 0, 2)) | \
-        np.logical_not(kv_idx != np.minimum(q_idx, 1))
-
-
-def mixed_bools(b, h, q_idx, kv_idx):
-    return ((q_idx // 2) == (kv_idx // 2)) ^ (q_idx == kv_idx) | (kv_idx == 0)
-
-
-def arithmetic(b, h, q_idx, kv_idx):
-    return ((q_idx * 2 - kv_idx * 3) % 5 < 2) & (-(q_idx - kv_idx) <= 0) | ((q_idx - kv_idx) ** 2 == 1)
-
-
-def two_heads(b, h, q_idx, kv_idx):
-    return (q_idx >= kv_idx) & ((h == 0) & (kv_idx % 2 == 0) | (h == 1) & (q_idx - kv_idx < 2))
-
-
-def bool_arithmetic(b, h, q_idx, kv_idx):
-    return (q_idx >= kv_idx) + (kv_idx == 0) * 2 - (q_idx == 1) >= 1
-
-
-# (name, program, heads, runs on index arrays)
-PROGRAMS = (
-    ("window_abs", window_abs, None, True),
-    ("negative_floor", negative_floor, None, True),
-    ("branches", branches, None, False),
-    ("short_circuit", short_circuit, None, False),
-    ("chained", chained, None, False),
-    ("where_logic", where_logic, None, True),
-    ("clamped", clamped, None, True),
-    ("mixed_bools", mixed_bools, None, True),
-    ("arithmetic", arithmetic, None, True),
-    ("two_heads", two_heads, 2, True),
-    ("bool_arithmetic", bool_arithmetic, None, True),
-)
-
-
-# --------------------------------------------------------------------------- evaluating a formula
-
-
-def _z3():
-    import z3
-
-    return z3
-
-
-def value(term, subs) -> int | bool | None:
-    """``term`` with ``subs`` substituted, simplified to a number or a truth value (None: it does not reduce)."""
-    z3 = _z3()
-    v = z3.simplify(z3.substitute(term, *subs)) if subs else z3.simplify(term)
-    if z3.is_true(v):
-        return True
-    if z3.is_false(v):
-        return False
-    if z3.is_int_value(v):
-        return v.as_long()
-    return None
-
-
-def grid(sm, subs, size: int) -> np.ndarray | str:
-    """The formula of ``sm`` on the ``size × size`` grid (or why an entry does not reduce)."""
-    z3 = _z3()
-    fixed = z3.simplify(z3.substitute(sm.formula, *subs)) if subs else sm.formula
-    out = np.zeros((size, size), dtype=bool)
-    for q in range(size):
-        row = z3.substitute(fixed, (sm.q, z3.IntVal(q)))
-        for k in range(size):
-            v = value(row, [(sm.k, z3.IntVal(k))])
-            if not isinstance(v, bool):
-                return f"M[{q}, {k}] does not reduce to true or false"
-            out[q, k] = v
-    return out
-
-
-def obligation_problem(sm, subs, size: int) -> str | None:
-    """The first obligation that fails at a grid entry (all of them evaluated as one conjunction first)."""
-    z3 = _z3()
-    if not sm.obligations:
-        return None
-    every = z3.simplify(z3.substitute(z3.And([ob for ob, _ in sm.obligations]), *subs) if subs else
-                        z3.And([ob for ob, _ in sm.obligations]))
-    for q in range(size):
-        row = z3.substitute(every, (sm.q, z3.IntVal(q)))
-        for k in range(size):
-            if value(row, [(sm.k, z3.IntVal(k))]) is not True:
-                for ob, why in sm.obligations:
-                    if value(ob, subs + [(sm.q, z3.IntVal(q)), (sm.k, z3.IntVal(k))]) is not True:
-                        return f"obligation '{why}' fails at ({q}, {k})"
-                return f"the obligations fail at ({q}, {k})"
-    return None
-
-
-def _first_difference(got, want) -> dict:
-    where = np.argwhere(got != want)
-    q, k = (int(x) for x in where[0])
-    return {"entry": [q, k], "formula": bool(got[q, k]), "program": bool(want[q, k])}
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -242,7 +117,7 @@ def catalogue_problem(name: str, m: int, params: dict) -> dict | None:
     from hasse.theory.catalog import build_mask
     from hasse.theory.errors import InputError
 
-    z3 = _z3()
+    z3 = z3_module()
     spec = spec_of(name, m, params)
     sm, error = safely(lambda: traced(name))
     if error:
@@ -270,7 +145,7 @@ def catalogue_problem(name: str, m: int, params: dict) -> dict | None:
     if isinstance(got, str):
         return where | {"problem": got}
     if not np.array_equal(got, built):
-        return where | _first_difference(got, built)
+        return where | first_difference(got, built)
     problem = obligation_problem(sm, subs, size)
     return where | {"problem": problem} if problem else None
 
@@ -307,7 +182,7 @@ def fixed_problem(spec: str, sm, index: dict, prefix: int | None, built) -> dict
     """The symbolic form ``sm`` with its index tensor fixed to ``index`` against the built mask."""
     from hasse.solvers.symbolic.catalog import fix_index
 
-    z3 = _z3()
+    z3 = z3_module()
     where = {"mask": spec, "index": index} | ({"prefix": prefix} if prefix is not None else {})
     fixed, error = safely(lambda: fix_index(sm, **index))
     if error:
@@ -320,7 +195,7 @@ def fixed_problem(spec: str, sm, index: dict, prefix: int | None, built) -> dict
     if isinstance(got, str):
         return where | {"problem": got}
     if not np.array_equal(got, built):
-        return where | _first_difference(got, built)
+        return where | first_difference(got, built)
     problem = obligation_problem(fixed, subs, size)
     return where | {"problem": problem} if problem else None
 
@@ -375,27 +250,14 @@ def traced_program(name: str):
     return from_mask_mod(name, fn, heads=heads)
 
 
-def on_integers(fn, heads, m: int) -> np.ndarray:
-    """The program on Python integers at every ``(q, k)``, the union over heads (programs that branch)."""
-    return np.array([[any(bool(fn(0, h, q, k)) for h in range(heads or 1)) for k in range(m)] for q in range(m)])
-
-
-def on_arrays(fn, heads, m: int) -> np.ndarray:
-    """The program on index arrays, as FlexAttention calls it (``& | ~`` logical on bool tensors), union over heads."""
-    q, k = np.arange(m)[:, None], np.arange(m)[None, :]
-    zero = np.zeros((), dtype=np.int64)
-    return np.any([np.broadcast_to(np.asarray(fn(zero, np.int64(h), q, k), dtype=bool), (m, m))
-                   for h in range(heads or 1)], axis=0)
-
-
 def program_problem(name: str, m: int) -> dict | None:
     from hasse.theory.inputs.mask_mod import evaluate_mask_mod
 
-    z3 = _z3()
+    z3 = z3_module()
     _, fn, heads, arrays = next(p for p in PROGRAMS if p[0] == name)
     where = {"mask_mod": name, "m": m}
     sm, error = safely(lambda: traced_program(name))
-    if not arrays:  # it branches on its tensors: torch raises there (issue 21), so the tracer must refuse it
+    if not arrays:  # it branches on its tensors: torch raises there, so the tracer must refuse it
         _, raised = safely(lambda: on_arrays(fn, heads, max(m, 2)))
         if raised is None:
             return where | {"problem": "a program that branches on its values ran on index arrays"}
@@ -412,7 +274,7 @@ def program_problem(name: str, m: int) -> dict | None:
     if isinstance(got, str):
         return where | {"problem": got}
     if not np.array_equal(got, want):
-        return where | _first_difference(got, want)
+        return where | first_difference(got, want)
     problem = obligation_problem(sm, subs, m)
     if problem:
         return where | {"problem": problem}
@@ -424,20 +286,6 @@ def program_problem(name: str, m: int) -> dict | None:
     return None
 
 
-def make_paths(n, w):
-    """A rule factory that branches on its parameter: paths on a Python-level symbolic value (every branch run)."""
-    if w >= 3:
-        def rule(q, k):
-            return (k <= q) & (q - k < w)
-    elif w == 2 or w > n:
-        def rule(q, k):
-            return (k <= q) & ((q - k) % 2 == 0)
-    else:
-        def rule(q, k):
-            return k == q
-    return rule
-
-
 @lru_cache(maxsize=None)
 def traced_paths():
     from hasse.solvers.symbolic.mask import from_rule
@@ -447,7 +295,7 @@ def traced_paths():
 
 def paths_problem(m: int) -> dict | None:
     """``make_paths`` traced with ``n`` and ``w`` symbolic equals the factory run on index arrays at ``w = 0 … m + 2``."""
-    z3 = _z3()
+    z3 = z3_module()
     sm, error = safely(traced_paths)
     if error:
         return {"factory": "make_paths", "problem": f"tracing raised {error}"}
@@ -458,7 +306,7 @@ def paths_problem(m: int) -> dict | None:
         if isinstance(got, str):
             return {"factory": "make_paths", "w": w, "problem": got}
         if not np.array_equal(got, want):
-            return {"factory": "make_paths", "w": w} | _first_difference(got, want)
+            return {"factory": "make_paths", "w": w} | first_difference(got, want)
     return None
 
 
