@@ -41,8 +41,8 @@ target; isolation groups ``{0}`` and ``{1 … n-2}`` (``{0}``, ``{1}`` at n = 2)
 What a verdict covers. :mod:`theory.stack` (``propagate``, both engines, ``StackFlow``) and
 :mod:`theory.stack_leak` (``apply_stack_policy``, ``find_stack_leaks``,
 ``find_stack_isolation``, ``find_stack_flows``) as they are in this checkout, on that class.
-The references here share no code with them: integer matrix products, a Warshall closure,
-runs read off each row.
+The references (:mod:`proofs.stack_reference`) share no code with them: integer matrix
+products, a Warshall closure, runs read off each row.
 
 Counterexample: the stack's layers, the quantity that differs (with the policy and task
 where it applies), the engine's value and the definition's (an exception of the engine is
@@ -65,6 +65,7 @@ import numpy as np
 from hasse.proofs.cli import script_main
 from hasse.proofs.engine_checks import NO_Z3, safely
 from hasse.proofs.mask_checks import rows01
+from hasse.proofs.stack_reference import definition, filled, nearest, reach_at, task_parts, walk_problem
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
 from hasse.solvers import class_sizes
 from hasse.theory import batch
@@ -82,88 +83,7 @@ SEED = 0
 POLICIES = ("attend-all", "attend-none")
 
 
-# --------------------------------------------------------------------------- the definitions, independently
-
-
-def closure(mask: np.ndarray) -> np.ndarray:
-    """Reflexive–transitive closure by Warshall's algorithm."""
-    out = mask | np.eye(len(mask), dtype=bool)
-    for k in range(len(mask)):
-        out = out | (out[:, k:k + 1] & out[k:k + 1, :])
-    return out
-
-
-def is_interval(mask: np.ndarray) -> bool:
-    """Every row of ``mask or I`` one run ``lo … hi`` with ``lo`` and ``hi`` non-decreasing."""
-    a = mask | np.eye(len(mask), dtype=bool)
-    ends = []
-    for row in a:
-        cols = [k for k in range(len(row)) if row[k]]
-        if cols[-1] - cols[0] + 1 != len(cols):
-            return False
-        ends.append((cols[0], cols[-1]))
-    return all(x[0] <= y[0] and x[1] <= y[1] for x, y in zip(ends, ends[1:]))
-
-
-def definition(layers: list[np.ndarray]) -> dict:
-    """``R(L)`` until the limit, ``first``, ``converged``, the receptive field, the engine the definition picks."""
-    n, d = len(layers[0]), len(layers)
-    eye = np.eye(n, dtype=bool)
-    steps = [(m | eye).astype(np.int64) for m in layers]
-    union = np.zeros((n, n), dtype=bool)
-    for m in layers:
-        union |= m
-    limit = closure(union)
-    reach = [eye]
-    while not np.array_equal(reach[-1], limit):
-        if len(reach) > d * n * n + 1:
-            raise AssertionError("the reference products did not reach the closure")  # cannot happen
-        reach.append((steps[(len(reach) - 1) % d] @ reach[-1].astype(np.int64)) > 0)
-    first = np.full((n, n), -1, dtype=np.int64)
-    for L, r in enumerate(reach):
-        first[r & (first < 0)] = L
-    receptive = [min(L for L, r in enumerate(reach) if np.array_equal(r[q], limit[q])) for q in range(n)]
-    return {"reach": reach, "limit": limit, "first": first, "converged": len(reach) - 1, "receptive": receptive,
-            "engine": "interval" if all(is_interval(m) for m in layers) else "product"}
-
-
-def reach_at(ref: dict, L: int) -> np.ndarray:
-    return ref["reach"][min(L, ref["converged"])]
-
-
-def filled(mask: np.ndarray) -> np.ndarray:
-    """``attend-all``: every row with no true entry (diagonal included) made all true."""
-    out = mask.copy()
-    out[~mask.any(axis=1)] = True
-    return out
-
-
-def task_parts(n: int) -> tuple[list, list[set[int]], list[list[int]]]:
-    """The task of the class: inputs, what each position holds, isolation groups."""
-    if n == 1:
-        return [("x0", 0)], [{0}], []
-    inputs = [(f"agg(x{i},x{i + 1})", i) for i in range(n - 1)] + [("x0", n - 1)]
-    holds = [{i, i + 1} for i in range(n - 1)] + [{0}]
-    groups = [[0], list(range(1, n - 1))] if n >= 3 else [[0], [1]]
-    return inputs, holds, groups
-
-
 # --------------------------------------------------------------------------- the engine, compared
-
-
-def _walk_problem(path, hops, layers, k: int, q: int, arrival: int) -> str | None:
-    """Why ``path``/``hops`` is not a walk ``k -> … -> q`` through the stack arriving at layer ``arrival``."""
-    path, hops = [int(v) for v in path], [int(h) for h in hops]
-    if not path or path[0] != k or path[-1] != q or len(hops) != len(path) - 1:
-        return f"path {path} with hop layers {hops} does not go from {k} to {q}"
-    if any(a >= b for a, b in zip(hops, hops[1:])) or (hops and hops[0] < 1):
-        return f"hop layers {hops} are not strictly increasing from 1"
-    if (hops[-1] if hops else 0) != arrival:
-        return f"path {path} arrives at layer {hops[-1] if hops else 0}, first arrival is {arrival}"
-    for (u, v), h in zip(zip(path, path[1:]), hops):
-        if u == v or not layers[(h - 1) % len(layers)][v, u]:
-            return f"path {path}: {v} does not attend {u} in layer {h}"
-    return None
 
 
 def _same(x, y) -> bool:
@@ -209,7 +129,7 @@ def flow_problem(stack, layers: list[np.ndarray], ref: dict) -> dict | None:
                 continue
             if error:
                 return {"quantity": f"witness({k}, {q})", "engine": error, "definition": f"a walk arriving at {f}"}
-            problem = _walk_problem(got_w[0], got_w[1], layers, k, q, f)
+            problem = walk_problem(got_w[0], got_w[1], layers, k, q, f)
             if problem:
                 return {"quantity": f"witness({k}, {q})", "engine": problem, "definition": f"a walk arriving at {f}"}
     other = "product" if ref["engine"] == "interval" else "interval"
@@ -239,12 +159,6 @@ def flow_problem(stack, layers: list[np.ndarray], ref: dict) -> dict | None:
     return None
 
 
-def _nearest(ref: dict, p: int, candidates) -> tuple[int, int] | None:
-    """``(depth, source)``: the candidate ``p`` sees first, then the smallest; None if none ever."""
-    seen = [(int(ref["first"][p, j]), j) for j in sorted(candidates) if ref["first"][p, j] >= 0]
-    return min(seen) if seen else None
-
-
 def _violations_problem(found, expected: dict, key, layers, what: str) -> str | None:
     """``found`` (Leak or Flow objects) against ``expected``: {key: (depth, source)}."""
     seen = {}
@@ -256,7 +170,7 @@ def _violations_problem(found, expected: dict, key, layers, what: str) -> str | 
         depth, source = expected[kx]
         if (x.depth, x.source) != (depth, source):
             return f"{what} {x.to_json()}: definition depth {depth} from source {source}"
-        problem = _walk_problem(x.path, x.hop_layers, layers, source, x.position, depth)
+        problem = walk_problem(x.path, x.hop_layers, layers, source, x.position, depth)
         if problem:
             return f"{what} {x.to_json()}: {problem}"
     missing = sorted(set(expected) - set(seen))
@@ -293,7 +207,7 @@ def leak_problem(stack, layers: list[np.ndarray], policy: str, ref: dict) -> dic
     expected = {}
     for p in range(n):
         for t in range(n):
-            hit = _nearest(ref, p, [j for j in range(n) if t in holds[j]])
+            hit = nearest(ref, p, [j for j in range(n) if t in holds[j]])
             if hit:
                 expected[(p, t)] = hit
     problem = _violations_problem(report.leaks, expected, lambda x: (x.position, x.target), read, "leak")
@@ -307,7 +221,7 @@ def leak_problem(stack, layers: list[np.ndarray], policy: str, ref: dict) -> dic
     isolation = {}
     for p, g in group_of.items():
         for h, members in enumerate(groups):
-            hit = _nearest(ref, p, members) if h != g else None
+            hit = nearest(ref, p, members) if h != g else None
             if hit:
                 isolation[(p, h)] = hit
     problem = _violations_problem(report.isolation, isolation, lambda x: (x.position, group_of.get(x.source)), read,
@@ -321,7 +235,7 @@ def leak_problem(stack, layers: list[np.ndarray], policy: str, ref: dict) -> dic
     where = {"policy": policy, "flow": f"from {sources} to every position"}
     if error:
         return where | {"problem": f"find_stack_flows raised {error}"}
-    want = {(p, 0): hit for p in range(n) if (hit := _nearest(ref, p, sources))}
+    want = {(p, 0): hit for p in range(n) if (hit := nearest(ref, p, sources))}
     problem = _violations_problem(flows, want, lambda x: (x.position, 0), read, "flow")
     if problem:
         return where | {"problem": problem}
