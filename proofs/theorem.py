@@ -35,11 +35,11 @@ from typing import Any, Callable
 
 from hasse.theory.deadline import deadline
 from hasse.theory.errors import InputError, clip
+from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN
 from hasse.theory.version import versions
 
-PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
 METHODS = ("exhaustive", "z3")
-# Size guard (issue 10): the largest n a check may start at unless its Theorem says otherwise
+# Size guard: the largest n a check may start at unless its Theorem says otherwise
 # (exhaustive: 2^(n(n-1)) masks is 2^42 at n = 7 and 2^72 at n = 9).
 DEFAULT_MAX_N = {"exhaustive": 7, "z3": 64}
 

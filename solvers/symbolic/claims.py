@@ -59,15 +59,15 @@ from typing import Callable, Sequence
 
 import z3
 
+from hasse.solvers.symbolic.invariants import catalogue_invariant
 from hasse.solvers.symbolic.terms import free_constants as _constants
 from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
 from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.smt.prove import SAT, UNSAT, check
 from hasse.theory.errors import InputError
 from hasse.theory.limits import MAX_WALK_LAYERS, number_text
+from hasse.theory.verdicts import EXIT_CODES, NOT_RECHECKED, PROVED, REFUTED, UNKNOWN, disagreement, disagrees
 
-PROVED, REFUTED, UNKNOWN = "proved", "refuted", "unknown"
-EXIT_CODES = {PROVED: 0, REFUTED: 1, UNKNOWN: 3}  # as `hasse prove`
 DEFAULT_TIMEOUT = 30.0  # seconds per solver call
 RECHECK_UPTO = 12  # a proved claim is re-checked on the programs at the re-check's instances with n <= this
 
@@ -90,13 +90,14 @@ class SymbolicVerdict:
         3 for a proof whose re-check could not run its program ("not re-checked": not confirmed)."""
         if self.disagrees:
             return 1
-        if self.verdict == PROVED and (self.recheck or "").startswith("not re-checked"):
+        if self.verdict == PROVED and (self.recheck or "").startswith(NOT_RECHECKED):
             return 3
         return EXIT_CODES[self.verdict]
 
     @property
     def disagrees(self) -> bool:
-        return bool(self.recheck) and self.recheck.startswith("DISAGREES")
+        """Whether the concrete re-check contradicts the verdict (:class:`theory.verdicts.Recheck`'s outcome)."""
+        return disagrees(self.recheck)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -380,8 +381,8 @@ def _recheck_failure(mask: SymbolicMask, cx: dict) -> str:
         text = " ".join(str(exc).split())[:200]
         return f"confirmed: the program raises at n = {n}{_ptext(params)}, pair ({q}, {k}) " \
                f"({type(exc).__name__}{': ' + text if text else ''})"
-    return f"DISAGREES: the obligation {cx['failure']!r} fails at n = {n}{_ptext(params)}, pair ({q}, {k}), " \
-           "but the program runs there without raising"
+    return disagreement(f"the obligation {cx['failure']!r} fails at n = {n}{_ptext(params)}, pair ({q}, {k}), "
+           "but the program runs there without raising")
 
 
 def _check_domain(*masks: SymbolicMask) -> None:
@@ -598,13 +599,20 @@ def causal_order(mask: SymbolicMask) -> SymbolicMask:
                         mask.q, mask.k, list(mask.conditions), [], [], mask.streams, mask.statement)
 
 
-def known_invariant(mask: SymbolicMask, *, timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicMask | None:
-    """The mask itself when dense, else the causal order when ``M ⊆ {k <= q}`` (both proved here); else None.
+def known_invariant(subject: SymbolicMask | SymbolicTask, *,
+                    timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicMask | None:
+    """The invariant that needs no user: for a task, the catalogue's (:func:`invariants.catalogue_invariant`),
+    else its mask's; for a mask, the mask itself when dense, else the causal order when ``M ⊆ {k <= q}``
+    (both proved here); else None.
 
-    Covers the catalogue's dense masks (causal, bidirectional, block-causal, prefix-LM,
-    document masks) and every causal one (sliding windows, chunked, recurrent). The
-    claims that use the result check its conditions again.
+    The mask's covers the catalogue's dense masks (causal, bidirectional, block-causal,
+    prefix-LM, document masks) and every causal one (sliding windows, chunked, recurrent).
+    The claims that use the result check its conditions again.
     """
+    if isinstance(subject, SymbolicTask):
+        inv = catalogue_invariant(subject)
+        return inv if inv is not None else known_invariant(subject.mask, timeout=timeout)
+    mask = subject
     if prove_dense(mask, timeout=timeout, recheck_upto=0).verdict == PROVED:
         return mask
     q, k = z3.Ints("q k")
@@ -647,15 +655,9 @@ def _check_invariant(mask: SymbolicMask, inv: SymbolicMask, conds: list, timeout
 
 
 def _resolve_invariant(mask, invariant, timeout, task: SymbolicTask | None = None):
-    """The invariant given, else the task family's (:func:`solvers.symbolic.tasks.known_invariant`), else
-    :func:`known_invariant` of the mask."""
+    """The invariant given, else :func:`known_invariant` of the task (or of the mask without one)."""
     if invariant is None or invariant == "auto":
-        inv = None
-        if task is not None:
-            from hasse.solvers.symbolic.tasks import known_invariant as task_invariant
-
-            inv = task_invariant(task)
-        inv = inv if inv is not None else known_invariant(mask, timeout=timeout)
+        inv = known_invariant(task if task is not None else mask, timeout=timeout)
         return inv, ("no known invariant for this mask (give layers= or invariant=)" if inv is None else "")
     return invariant, ""
 
@@ -959,8 +961,8 @@ def _walks_below(fn: Callable, task: SymbolicTask, n0: int, timeout, assume: Seq
             return v, (f"the smallest n: the concrete search finds nothing at n < {m} (every depth), "
                        f"and this walk of {depth} hops at n = {m}"), ""
         if v.verdict == REFUTED:  # the symbolic walk finds a smaller n than the concrete search: a bug of the kit
-            return dataclasses.replace(v, recheck=f"DISAGREES: the concrete search at every depth finds nothing at "
-                                                  f"n = {vn} < {m}, the symbolic walk does"), "", ""
+            return dataclasses.replace(v, recheck=disagreement(f"the concrete search at every depth finds nothing "
+                                                               f"at n = {vn} < {m}, the symbolic walk does")), "", ""
         return None, "", (f"the concrete search finds a leak at n = {m} that the symbolic walk of {depth} hops "
                           f"does not confirm (it says {v.verdict}: {v.reason})")
     m = 1
@@ -1192,8 +1194,8 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness, lists: di
     if witness is None:  # a proof: every concrete instance (of the index tensors too) is dense
         for label, (matrix,) in grids:
             if not mask_to_order(matrix).dense:
-                return f"DISAGREES: proved dense, but the concrete engine finds it not dense at " \
-                       f"n = {n}{_ptext(params)}{label}"
+                return disagreement(f"proved dense, but the concrete engine finds it not dense at "
+                       f"n = {n}{_ptext(params)}{label}")
         return "confirmed"
     if len(grids) != 1 or (grids[0][0] and not lists):
         return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
@@ -1202,8 +1204,8 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness, lists: di
     a, b, c = witness
     attends = matrix | _eye(matrix.shape[0])
     if dense or not (attends[c, b] and attends[b, a] and not attends[c, a]):
-        return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds the mask " \
-               f"{'dense' if dense else 'not dense, but not at this path'}"
+        return disagreement(f"the concrete engine at n = {n}{_ptext(params)} finds the mask "
+               f"{'dense' if dense else 'not dense, but not at this path'}")
     return "confirmed"
 
 
@@ -1258,15 +1260,15 @@ def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair
     for label, (ma, mb) in grids:
         where = f"n = {n}{_ptext(params)}{label}"
         if ma.shape != mb.shape:
-            return f"DISAGREES: sizes {ma.shape[0]} and {mb.shape[0]} at {where}"
+            return disagreement(f"sizes {ma.shape[0]} and {mb.shape[0]} at {where}")
         if pair is None:
             if (ma != mb).any():
                 q, k = (int(x) for x in next(zip(*(ma != mb).nonzero())))
-                return f"DISAGREES: proved equivalent, but M[{q}, {k}] differs at {where}"
+                return disagreement(f"proved equivalent, but M[{q}, {k}] differs at {where}")
             continue
         q, k = pair
         if ma[q, k] == mb[q, k]:
-            return f"DISAGREES: the concrete masks agree at M[{q}, {k}] at {where}"
+            return disagreement(f"the concrete masks agree at M[{q}, {k}] at {where}")
     return "confirmed"
 
 
@@ -1283,7 +1285,7 @@ def _sampled_pair(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) 
     except Exception as exc:  # the program's own failure, or one the sample cannot evaluate: said, never "confirmed"
         return f"not re-checked: at {where}, pair ({q}, {k}): {' '.join(str(exc).split())}"
     if va == vb:
-        return f"DISAGREES: the programs agree at M[{q}, {k}] at {where} (both {va})"
+        return disagreement(f"the programs agree at M[{q}, {k}] at {where} (both {va})")
     return f"confirmed on the programs at {where}, pair ({q}, {k}) (sampled: the grid is too large)"
 
 
@@ -1301,7 +1303,7 @@ def _concrete_sizes(a: SymbolicMask, b: SymbolicMask, n: int, params: dict) -> s
         sa, sb = mask_grid(a, n, _own(a, params)).shape[0], mask_grid(b, n, _own(b, params)).shape[0]
     except Exception as exc:
         return f"not re-checked: {exc}"
-    return "confirmed" if sa != sb else f"DISAGREES: both concrete masks have size {sa} at n = {n}{_ptext(params)}"
+    return "confirmed" if sa != sb else disagreement(f"both concrete masks have size {sa} at n = {n}{_ptext(params)}")
 
 
 def _own(mask: SymbolicMask, params: dict) -> dict:
@@ -1312,7 +1314,7 @@ def _lists(task: SymbolicTask, model, n: int, positions) -> dict:
     """The lists (``lengths``, ``order``, ``masked``) the model chose, for a task over index tensors."""
     if not task.mask.indexes:
         return {}
-    from hasse.solvers.symbolic.tasks import lists_from_model
+    from hasse.solvers.symbolic.task_values import lists_from_model
 
     return lists_from_model(task, model, n, positions)
 
@@ -1333,13 +1335,13 @@ def _concrete_leak(task: SymbolicTask, n: int, params: dict, layers, leak, lists
     found = find_leaks(concrete, layers, empty_rows="attend-none").leaks_within(layers)
     if leak is None:
         return "confirmed" if not found else \
-            f"DISAGREES: proved leak-free, but the concrete engine at n = {n}{_ptext(params)} finds " \
-            f"position {found[0].position} predicting {found[0].target} along {list(found[0].path)}"
+            disagreement(f"proved leak-free, but the concrete engine at n = {n}{_ptext(params)} finds "
+            f"position {found[0].position} predicting {found[0].target} along {list(found[0].path)}")
     p, t = leak
     if any(x.position == p and x.target == t for x in found):
         return "confirmed"
-    return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds no leak of token {t} into position {p}" \
-           f" within {layers} layers"
+    return disagreement(f"the concrete engine at n = {n}{_ptext(params)} finds no leak of token {t} into position {p}"
+           f" within {layers} layers")
 
 
 def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow, lists: dict | None = None) -> str:
@@ -1352,13 +1354,13 @@ def _concrete_isolation(task: SymbolicTask, n: int, params: dict, layers, flow, 
     found = find_leaks(concrete, layers, empty_rows="attend-none").isolation_within(layers)
     if flow is None:
         return "confirmed" if not found else \
-            f"DISAGREES: proved isolated, but the concrete engine at n = {n}{_ptext(params)} finds " \
-            f"a flow along {list(found[0].path)}"
+            disagreement(f"proved isolated, but the concrete engine at n = {n}{_ptext(params)} finds "
+            f"a flow along {list(found[0].path)}")
     p, s = flow
     if any(x.position == p for x in found):
         return "confirmed"
-    return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds no flow into position {p} " \
-           f"(from {s}) within {layers} layers"
+    return disagreement(f"the concrete engine at n = {n}{_ptext(params)} finds no flow into position {p} "
+           f"(from {s}) within {layers} layers")
 
 
 # ---------------------------------------------------------------- training–inference consistency
@@ -1520,5 +1522,80 @@ def _concrete_consistency(concrete, n: int, params: dict, expect: bool) -> str:
         return f"not re-checked: {type(exc).__name__}: {exc}"
     if report.consistent == expect:
         return "confirmed"
-    return f"DISAGREES: the concrete engine at n = {n}{_ptext(params)} finds the training task " \
-           f"{'consistent' if report.consistent else 'inconsistent'} ({report.checked} nodes checked)"
+    return disagreement(f"the concrete engine at n = {n}{_ptext(params)} finds the training task "
+           f"{'consistent' if report.consistent else 'inconsistent'} ({report.checked} nodes checked)")
+
+
+# ---------------------------------------------------------------- the claims of hasse prove-mask, by name
+
+
+def walk_search(fn: Callable, task: SymbolicTask, verdict: SymbolicVerdict, hops: int, *,
+                timeout: float | None = DEFAULT_TIMEOUT) -> SymbolicVerdict:
+    """An every-depth verdict left unknown by a failing invariant, settled by a real walk where one exists.
+
+    ``fn`` is :func:`prove_leak_free` or :func:`prove_isolation`. A leak (or a crossing)
+    within ``hops`` layers is one at every depth from there on, so a refutation by walks
+    refutes the every-depth claim; its n is then made the smallest over every walk length
+    (:func:`smallest_refutation`). No walk of at most ``hops`` hops: the concrete search by
+    increasing n (:func:`search_every_depth`). Nothing found: ``verdict`` as it was (the
+    invariant's failure is no proof).
+    """
+    if verdict.verdict != UNKNOWN or "fails" not in (verdict.reason or ""):
+        return verdict
+    walk = fn(task, layers=hops, timeout=timeout)
+    if walk.verdict != REFUTED:
+        found = search_every_depth(fn, task, timeout=timeout)
+        if found is None:
+            return verdict
+        return dataclasses.replace(
+            found, statement=verdict.statement, seconds=verdict.seconds + walk.seconds + found.seconds,
+            reason=f"{found.reason} (no walk of at most {hops} hops; a longer real walk: it stays at every greater "
+                   f"depth; {verdict.reason})")
+    walk = smallest_refutation(fn, task, walk, timeout=timeout)
+    return dataclasses.replace(walk, statement=verdict.statement, seconds=verdict.seconds + walk.seconds,
+                               reason=f"{walk.reason} (a real walk: it stays at every greater depth; {verdict.reason})")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One ``--claim`` of ``hasse prove-mask``.
+
+    ``run(subject, *, layers=None, invariant=None, timeout=DEFAULT_TIMEOUT, search_layers=0)``
+    decides it: ``subject`` is a :class:`SymbolicTask` when ``needs_task``, else a
+    :class:`SymbolicMask`; ``walks``: the claim is about walks (``layers`` within L hops, or
+    every depth through ``invariant``, then ``search_layers`` K > 0 looks for a real walk of
+    at most K hops when the invariant fails: :func:`walk_search`).
+    """
+
+    name: str
+    needs_task: bool
+    run: Callable[..., SymbolicVerdict]
+    walks: bool = False
+
+
+def _run_dense(mask: SymbolicMask, *, layers=None, invariant=None, timeout: float | None = DEFAULT_TIMEOUT,
+               search_layers: int = 0) -> SymbolicVerdict:
+    return prove_dense(mask, timeout=timeout)
+
+
+def _run_consistent(task: SymbolicTask, *, layers=None, invariant=None, timeout: float | None = DEFAULT_TIMEOUT,
+                    search_layers: int = 0) -> SymbolicVerdict:
+    return prove_consistent(task, timeout=timeout)
+
+
+def _walk_claim(fn: Callable) -> Callable[..., SymbolicVerdict]:
+    def run(task: SymbolicTask, *, layers: int | None = None, invariant=None,
+            timeout: float | None = DEFAULT_TIMEOUT, search_layers: int = 0) -> SymbolicVerdict:
+        verdict = fn(task, layers=layers, invariant=invariant, timeout=timeout)
+        if layers is None and search_layers > 0:
+            verdict = walk_search(fn, task, verdict, search_layers, timeout=timeout)
+        return verdict
+    return run
+
+
+CLAIMS: dict[str, Claim] = {
+    "dense": Claim("dense", False, _run_dense),
+    "leak-free": Claim("leak-free", True, _walk_claim(prove_leak_free), walks=True),
+    "isolation": Claim("isolation", True, _walk_claim(prove_isolation), walks=True),
+    "consistent": Claim("consistent", True, _run_consistent),
+}

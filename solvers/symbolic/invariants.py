@@ -1,6 +1,6 @@
 """The catalogue's inductive invariants for the symbolic tasks ("leak-free at every depth").
 
-:func:`known_invariant` gives, for a task of :mod:`solvers.symbolic.tasks`, the relation ``I``
+:func:`catalogue_invariant` gives, for a task of :mod:`solvers.symbolic.tasks`, the relation ``I``
 (``q`` may hold what ``k`` holds), written as its own formula from the layouts of design §4,
 never derived from the mask: the claim (:mod:`solvers.symbolic.claims`) checks ``M ∨ Id ⊆ I``,
 ``I`` transitive and no target inside ``I``, so a wrong invariant is refuted, not trusted.
@@ -16,7 +16,7 @@ from hasse.solvers.symbolic.task_values import statement_of
 from hasse.solvers.symbolic.trace import TraceError
 
 
-def known_invariant(task: SymbolicTask) -> SymbolicMask | None:
+def catalogue_invariant(task: SymbolicTask) -> SymbolicMask | None:
     """The catalogue's relation ``I(q, k)`` ("``q`` may hold what ``k`` holds") for leak-free at every depth.
 
     A :class:`SymbolicMask` over the task's symbols (``.allowed(q, k)``; its ``facts`` carry the
@@ -32,11 +32,12 @@ def known_invariant(task: SymbolicTask) -> SymbolicMask | None:
     - causal_lm (through any causal mask, a sliding window included): ``k <= q``;
       packed (and bad_packed_window): ``doc(k) = doc(q)`` and ``k <= q``; mlm: every pair.
 
-    None for a task with no catalogue invariant. The claim checks the three conditions.
+    None for a task with no catalogue invariant (:func:`solvers.symbolic.claims.known_invariant` then
+    tries the task's mask). The claim checks the three conditions.
 
     >>> from hasse.solvers.symbolic.tasks import symbolic_task
     >>> t = symbolic_task("causal_lm")
-    >>> known_invariant(t).allowed(3, 2)
+    >>> catalogue_invariant(t).allowed(3, 2)
     2 <= 3
     """
     from hasse.theory.spec import parse_spec

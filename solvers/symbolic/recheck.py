@@ -51,6 +51,7 @@ from hasse.solvers.symbolic.programs import (  # noqa: F401  (the programs, impo
     point,
 )
 from hasse.theory.errors import InputError
+from hasse.theory.verdicts import disagreement
 
 SMALL_N = 64  # every n up to this, full grids
 CLAIM_N = 12  # the claim itself on the program at instances up to this n
@@ -397,12 +398,12 @@ def _compare(mask, program, p: Point) -> str | None:
     try:
         got = program.result(p)
     except ProgramFailure as exc:
-        return f"DISAGREES: the program raises at {p.where()} ({exc}) where the claim holds (a bug of the kit)"
+        return disagreement(f"the program raises at {p.where()} ({exc}) where the claim holds (a bug of the kit)")
     try:
         size = size_at(mask, p)
         if p.rows is None and got.shape != (size, size):
-            return f"DISAGREES: the program gives {got.shape[0]} positions at {p.where()}, the formula's size is " \
-                   f"{size} (a bug of the kit)"
+            return disagreement(f"the program gives {got.shape[0]} positions at {p.where()}, the formula's size is "
+                   f"{size} (a bug of the kit)")
         want, undef = formula_at(mask, p, p.rows, p.cols)
         problem = _obligations(mask, p, p.rows, p.cols, got)
         if problem:
@@ -413,13 +414,13 @@ def _compare(mask, program, p: Point) -> str | None:
     cols = np.arange(size) if p.cols is None else np.asarray(p.cols)
     if undef is not None:
         i, j = (int(x) for x in np.argwhere(undef)[0])
-        return f"DISAGREES: the traced formula is undefined (a divisor 0) at {p.where()}, pair ({rows[i]}, " \
-               f"{cols[j]}), where the program says {_describe(got[i, j])} (a bug of the kit)"
+        return disagreement(f"the traced formula is undefined (a divisor 0) at {p.where()}, pair ({rows[i]}, "
+               f"{cols[j]}), where the program says {_describe(got[i, j])} (a bug of the kit)")
     diff = np.asarray(want, dtype=bool) != got
     if diff.any():
         i, j = (int(x) for x in np.argwhere(diff)[0])
-        return f"DISAGREES: the traced formula and the program differ at {p.where()}, pair ({rows[i]}, {cols[j]}): " \
-               f"the program says {_describe(got[i, j])}, the formula says {_describe(want[i, j])} (a bug of the kit)"
+        return disagreement(f"the traced formula and the program differ at {p.where()}, pair ({rows[i]}, {cols[j]}): "
+               f"the program says {_describe(got[i, j])}, the formula says {_describe(want[i, j])} (a bug of the kit)")
     return None
 
 
@@ -438,8 +439,8 @@ def _obligations(mask, p: Point, rows, cols, got) -> str | None:
             bad = bad & ~undef
         if bad.any():
             i, j = (int(x) for x in np.argwhere(bad)[0])
-            return f"DISAGREES: the program fails ({why}) at {p.where()}, pair ({rows[i]}, {cols[j]}), " \
-                   f"inside the claim's domain (a bug of the kit)"
+            return disagreement(f"the program fails ({why}) at {p.where()}, pair ({rows[i]}, {cols[j]}), "
+                   f"inside the claim's domain (a bug of the kit)")
     return None
 
 
@@ -452,20 +453,20 @@ def equal_programs(a, b, the_plan: Plan) -> str | None:
             else:
                 ga, gb = _sample_of(a, p), _sample_of(b, p)
         except ProgramFailure as exc:
-            return f"DISAGREES: a program raises at {p.where()} ({exc}) where the claim holds (a bug of the kit)"
+            return disagreement(f"a program raises at {p.where()} ({exc}) where the claim holds (a bug of the kit)")
         except (InputError, Unevaluable) as exc:
             return f"not re-checked: at {p.where()}: {_one_line(exc)}"
         if ga.shape != gb.shape:
-            return f"DISAGREES: proved equivalent, but the programs have {ga.shape[0]} and {gb.shape[0]} positions " \
-                   f"at {p.where()}"
+            return disagreement(f"proved equivalent, but the programs have {ga.shape[0]} and {gb.shape[0]} positions "
+                   f"at {p.where()}")
         diff = ga != gb
         if diff.any():
             i, j = (int(x) for x in np.argwhere(diff)[0])
             rows = np.arange(ga.shape[0]) if p.rows is None else np.asarray(p.rows)
             cols = np.arange(ga.shape[1]) if p.cols is None else np.asarray(p.cols)
-            return f"DISAGREES: proved equivalent, but the programs differ at {p.where()}, pair ({rows[i]}, " \
-                   f"{cols[j]}): {a.name} says {_describe(ga[i, j])}, {b.name} says {_describe(gb[i, j])} " \
-                   f"(a bug of the kit)"
+            return disagreement(f"proved equivalent, but the programs differ at {p.where()}, pair ({rows[i]}, "
+                   f"{cols[j]}): {a.name} says {_describe(ga[i, j])}, {b.name} says {_describe(gb[i, j])} "
+                   f"(a bug of the kit)")
     return None
 
 

@@ -40,9 +40,9 @@ and the bad designs (their flaw written on the case study's rule), whose factori
 ``predicts`` and ``group`` (``doc(q + 1)``), so that ``mask.facts(pairs)`` carries the
 index axioms a task query needs.
 
-Re-exported here: :func:`known_invariant` (:mod:`solvers.symbolic.invariants`), the
-relation ``I`` of the catalogue for "leak-free at every depth", written as its own formula
-and checked by the claim, never trusted; :func:`evaluate` and :func:`lists_from_model`
+Re-exported here: :func:`known_invariant` (:mod:`solvers.symbolic.claims`), for a task the
+relation ``I`` of the catalogue for "leak-free at every depth" (:mod:`solvers.symbolic.invariants`),
+written as its own formula and checked by the claim, never trusted; :func:`evaluate` and :func:`lists_from_model`
 (:mod:`solvers.symbolic.task_values`), a task at concrete values and a model's lists.
 """
 
@@ -52,7 +52,7 @@ from typing import Callable
 
 import z3
 
-from hasse.solvers.symbolic.invariants import known_invariant
+from hasse.solvers.symbolic.claims import known_invariant
 from hasse.solvers.symbolic.mask import N, SymbolicMask, from_rule
 from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.symbolic.task_rules import (
