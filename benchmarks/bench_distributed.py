@@ -38,7 +38,8 @@ def run_on(workers: int, names, n: int, orbits: bool, units: int) -> dict:
     """One timed run of ``names`` on a fresh LocalCluster of ``workers`` processes (start-up timed apart)."""
     from distributed import Client
 
-    from hasse.proofs.distributed import local_cluster, run_dask
+    from hasse.proofs.dask_cluster import local_cluster
+    from hasse.proofs.distributed import run_dask
 
     start = time.perf_counter()
     with local_cluster(workers) as cluster, Client(cluster) as client:
@@ -57,7 +58,8 @@ def sample_on(workers: int, units) -> dict:
     """The units ``units`` (a sample of a run's parts) on a fresh LocalCluster of ``workers``, timed."""
     from distributed import Client
 
-    from hasse.proofs.distributed import local_cluster, run_unit
+    from hasse.proofs.dask_cluster import local_cluster
+    from hasse.proofs.distributed import run_unit
 
     start = time.perf_counter()
     with local_cluster(workers) as cluster, Client(cluster) as client:

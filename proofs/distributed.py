@@ -1,4 +1,4 @@
-"""The distributed engine: ``hasse prove NAME|all --n N --engine dask`` (issue 14).
+"""The distributed engine: ``hasse prove NAME|all --n N --engine dask``.
 
 The exhaustive checks are split into *work units*, enumeration ranges that Dask
 runs on worker processes (a :class:`distributed.LocalCluster` here, or the cluster
@@ -8,7 +8,7 @@ theorem and method:
 
 - labelled exhaustive (mask theorems, numbered masks): unit ``i`` of ``k`` is
   shard ``(i, k)`` of the numbering (``Context(shard=(i, k))``), one run per
-  theorem of the unit; the shards are combined by :func:`proofs.certificate_combine.combine`,
+  theorem of the unit; the shards are combined by :func:`proofs.certificates.combine.combine`,
   the very code of ``hasse prove --combine`` (ranges must partition the space,
   ``checked`` equal to each range, the smallest flagged index wins, re-checked);
 - ``--orbits``: unit ``i`` of ``k`` is part ``(i, k)`` of the class enumeration
@@ -24,11 +24,11 @@ theorem and method:
 Failures: a worker that dies loses its running units, and the scheduler runs them
 again on the other workers (a unit may be lost with ``distributed.scheduler.allowed-failures``
 workers at most); the re-assignments are read from the scheduler's transition log
-(:func:`reruns`), the units that began more than once from their start markers
-(:func:`started`). A unit that fails for good, or a run past its deadline, leaves
+(:func:`proofs.dask_cluster.reruns`), the units that began more than once from their
+start markers (:func:`proofs.dask_cluster.started`). A unit that fails for good, or a run past its deadline, leaves
 its parts missing, and the combination is then ``unknown`` (never proved).
 
-Dask is imported only inside functions (:func:`run_dask`, :func:`local_cluster`, …):
+Dask is imported only inside functions (:func:`run_dask`, :mod:`proofs.dask_cluster`):
 the rest of the kit works without it (``pip install 'hasse-attention[dist]'``).
 
 >>> [u.label for u in plan(["limit_is_preorder"], 4, "both", orbits=False, units=2)]
@@ -38,13 +38,11 @@ the rest of the kit works without it (``pip install 'hasse-attention[dist]'``).
 from __future__ import annotations
 
 import os
-import re
-import socket
-import struct
 import time
 import uuid
 from dataclasses import dataclass, replace
 
+from hasse.proofs import dask_cluster
 from hasse.proofs.theorem import METHODS, UNKNOWN, Result
 from hasse.theory.errors import InputError
 from hasse.theory.limits import MAX_UNITS, require_count
@@ -52,9 +50,6 @@ from hasse.theory.limits import MAX_UNITS, require_count
 ENGINE = "dask"
 INSTALL = "the dask engine needs dask and distributed: pip install 'hasse-attention[dist]'"
 CONNECT_SECONDS = 30.0  # the bound on reaching a scheduler without --timeout (Dask's own default)
-HANDSHAKE_BYTES = 1 << 16  # a scheduler's first message (its handshake) is about 60 bytes
-# a scheduler address: tcp:// or tls:// (inproc:// names this process; ws:// and ucx:// are not used), HOST:PORT
-_ADDRESS = re.compile(r"(tcp|tls)://(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?):([0-9]+)")
 
 
 @dataclass(frozen=True)
@@ -118,7 +113,7 @@ def run_unit(unit: Unit, deadline: float | None = None, delay: float = 0.0, run:
     from hasse.proofs.theorem import Context, run_theorem
 
     if run is not None:
-        _mark(run, unit.label)
+        dask_cluster.mark_start(run, unit.label)
     if delay:
         time.sleep(delay)
     left = None if deadline is None else max(deadline - time.time(), 1e-3)
@@ -135,45 +130,8 @@ def run_unit(unit: Unit, deadline: float | None = None, delay: float = 0.0, run:
     else:
         results = [run_theorem(theorems[0], unit.n, unit.method, Context(timeout=left))]
     hashes = fp.source_hashes()
-    return {"unit": unit.label, "results": [r.to_json() for r in results], "worker": _worker_address(),
+    return {"unit": unit.label, "results": [r.to_json() for r in results], "worker": dask_cluster.worker_address(),
             "pid": os.getpid(), "fingerprints": {t.name: fp.fingerprint(t.name, hashes)["sha256"] for t in theorems}}
-
-
-def _mark(topic: str, label: str) -> None:
-    """Tell the scheduler that this unit starts (an event on ``topic``): the attempt markers of :func:`started`."""
-    try:
-        from distributed import get_worker
-
-        get_worker().log_event(topic, {"unit": label, "pid": os.getpid()})
-    except (ImportError, ValueError):
-        pass
-
-
-def started(client, topic: str, labels) -> dict[str, int] | None:
-    """How many times each unit of ``labels`` started, by the markers its runs sent (None if unreadable).
-
-    A unit sends its marker as it begins; a worker that dies in the same instant may
-    take an unsent marker with it, so the counts are at least 1 for every finished unit
-    and may miss such a start, never add one.
-    """
-    try:
-        events = client.get_events(topic)
-    except Exception:
-        return None
-    counts = {x: 0 for x in labels}
-    for _, msg in events:
-        if isinstance(msg, dict) and msg.get("unit") in counts:
-            counts[msg["unit"]] += 1
-    return counts
-
-
-def _worker_address() -> str | None:
-    try:
-        from distributed import get_worker
-
-        return get_worker().address
-    except (ImportError, ValueError):
-        return None
 
 
 # -- combining ---------------------------------------------------------------------------------------------------
@@ -188,7 +146,7 @@ def _unknown(name: str, n: int, method: str, reason: str, checked: int = 0, deta
 
 
 def combine_labelled(name: str, n: int, parts: list[dict], units: int) -> Result:
-    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificate_combine.combine`), or unknown."""
+    """One result from the shards ``parts`` of ``name`` (:func:`proofs.certificates.combine.combine`), or unknown."""
     from hasse.proofs.certificates.combine import combine
 
     got = sorted(p.get("details", {}).get("shard", "?") for p in parts)
@@ -208,7 +166,7 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
     """One ``--orbits`` result from the parts of ``name``: ``unknown`` unless they add up to the whole enumeration.
 
     Every part ``(i, units)``, ``i = 0 … units-1``, exactly once, of ``name`` at ``n``,
-    combined by :func:`proofs.certificate_combine.combine_orbit_parts`, the code of
+    combined by :func:`proofs.certificates.combine.combine_orbit_parts`, the code of
     ``hasse prove --combine``: the enumerator this checkout uses; each part bound to its
     content (its ``details.digest`` equal to the digest of the masks part ``i`` holds here,
     recomputed from the enumeration without the predicate; no two parts naming the same
@@ -286,9 +244,10 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
             "distributed.scheduler.allowed-failures", 3)}):
         try:
             if scheduler is not None:
-                client = connect(scheduler, CONNECT_SECONDS if timeout is None else min(timeout, CONNECT_SECONDS))
+                client = dask_cluster.connect(scheduler, CONNECT_SECONDS if timeout is None
+                                              else min(timeout, CONNECT_SECONDS))
             else:
-                cluster = local_cluster(workers)
+                cluster = dask_cluster.local_cluster(workers)
                 client = Client(cluster)
             with client:
                 address = client.scheduler.address
@@ -320,9 +279,9 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
                     for future, unit in futures.items():
                         failed[unit.label] = "no result before the deadline"
                         future.cancel()
-                rescheduled = reruns(client, keys)
-                starts = started(client, topic, [u.label for u in work])
-                allowed = client.run_on_scheduler(_allowed_failures)
+                rescheduled = dask_cluster.reruns(client, keys)
+                starts = dask_cluster.started(client, topic, [u.label for u in work])
+                allowed = client.run_on_scheduler(dask_cluster.allowed_failures)
         finally:
             if cluster is not None:
                 cluster.close()
@@ -336,146 +295,6 @@ def run_dask(theorems, n: int, *, orbits: bool = False, method: str = "exhaustiv
     if failed:
         engine["failed"] = failed
     return _combine_all(names, n, method, orbits, k, work, outputs, engine, seconds, here)
-
-
-def scheduler_address(text) -> tuple[str, str, int]:
-    """``(scheme, host, port)`` of a scheduler address ``tcp://HOST:PORT`` or ``tls://HOST:PORT``, 1 <= PORT <= 65535.
-
-    Anything else is an :class:`InputError` of one line, before anything connects.
-
-    >>> scheduler_address("tcp://10.0.0.5:8786"), scheduler_address("tls://[::1]:8786")
-    (('tcp', '10.0.0.5', 8786), ('tls', '::1', 8786))
-    >>> scheduler_address("tcp://127.0.0.1:70000")
-    Traceback (most recent call last):
-    ...
-    hasse.theory.errors.InputError: --scheduler 'tcp://127.0.0.1:70000': port 70000 is not in 1 … 65535
-    >>> scheduler_address("inproc://x")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    hasse.theory.errors.InputError: --scheduler 'inproc://x': not an address tcp://HOST:PORT or tls://HOST:PORT ...
-    """
-    shown = repr(text) if len(str(text)) <= 80 else repr(str(text)[:80]) + " …"
-    found = _ADDRESS.fullmatch(text) if isinstance(text, str) else None
-    if found is None:
-        raise InputError(f"--scheduler {shown}: not an address tcp://HOST:PORT or tls://HOST:PORT "
-                         "(the address a Dask scheduler prints, e.g. tcp://10.0.0.5:8786)")
-    scheme, host, digits = found.group(1), found.group(2).strip("[]"), found.group(3)
-    port = int(digits) if len(digits) <= 6 else 0  # never int() of thousands of digits
-    if not 1 <= port <= 65535:
-        raise InputError(f"--scheduler {shown}: port {digits if len(digits) <= 20 else digits[:20] + ' …'} "
-                         "is not in 1 … 65535")
-    return scheme, host, port
-
-
-def preflight(address: str, seconds: float) -> None:
-    """:class:`InputError` unless a Dask scheduler answers at ``address`` within ``seconds``.
-
-    A plain socket first, with ``seconds`` for the connection and for every read: a
-    ``tcp://`` scheduler sends its handshake as soon as a peer connects (an 8-byte
-    length, then frames: a count, their lengths, a msgpack map naming ``pickle-protocol``),
-    so a server that accepts and stays silent, or that answers anything else (random
-    bytes would make Dask allocate the length they declare), is refused here, reading
-    at most :data:`HANDSHAKE_BYTES`. A ``tls://`` scheduler waits for the TLS handshake:
-    only the connection is checked, Dask's own bounded connect does the rest.
-    """
-    scheme, host, port = scheduler_address(address)
-    deadline = time.monotonic() + seconds
-    where = f"--scheduler {address}"
-    try:
-        sock = socket.create_connection((host, port), timeout=max(seconds, 0.01))
-    except (OSError, ValueError) as exc:
-        reason = (f"no answer within {seconds:g} s" if isinstance(exc, TimeoutError)
-                  else getattr(exc, "strerror", None) or exc)
-        raise InputError(f"{where}: cannot connect ({reason})") from None
-    try:
-        if scheme != "tcp":
-            return
-
-        def read(count: int) -> bytes:
-            data = b""
-            while len(data) < count:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    raise TimeoutError
-                sock.settimeout(left)
-                chunk = sock.recv(count - len(data))
-                if not chunk:
-                    raise ConnectionError("the server closed the connection")
-                data += chunk
-            return data
-
-        try:
-            (length,) = struct.unpack("<Q", read(8))
-            if not 16 <= length <= HANDSHAKE_BYTES:
-                raise ValueError(f"its first message declares {length:,} bytes")
-            body = read(length)
-            (count,) = struct.unpack_from("<Q", body)
-            if not 1 <= count <= 64 or 8 * (count + 1) > length:
-                raise ValueError(f"its first message declares {count:,} frames")
-            sizes = struct.unpack_from(f"<{count}Q", body, 8)
-            if 8 * (count + 1) + sum(sizes) != length or b"pickle-protocol" not in body:
-                raise ValueError("its first message is not a Dask handshake")
-        except TimeoutError:
-            raise InputError(f"{where}: connected, but no Dask handshake within {seconds:g} s "
-                             "(is it a Dask scheduler?)") from None
-        except (OSError, ValueError, struct.error) as exc:
-            raise InputError(f"{where}: does not answer as a Dask scheduler ({exc})") from None
-    finally:
-        sock.close()
-
-
-def connect(address: str, seconds: float):
-    """A ``distributed.Client`` of the scheduler at ``address``, every step bounded by ``seconds``; else InputError.
-
-    :func:`preflight` first, then Dask's connect with ``timeout=seconds``; whatever it
-    raises (a refused TLS handshake, a garbled answer, a timeout) is one line.
-    """
-    from distributed import Client
-
-    start = time.monotonic()
-    preflight(address, seconds)
-    left = max(seconds - (time.monotonic() - start), 1.0)
-    try:
-        return Client(address, timeout=left)
-    except Exception as exc:  # noqa: BLE001 (any failure to connect is the same refusal)
-        reason = str(exc).splitlines()[0][:160] if str(exc) else type(exc).__name__
-        raise InputError(f"--scheduler {address}: cannot connect ({reason})") from None
-
-
-def local_cluster(workers: int):
-    """A ``LocalCluster`` of ``workers`` processes, one thread each, quiet, no dashboard, nothing on a fixed port."""
-    from distributed import LocalCluster
-
-    return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                        worker_dashboard_address=None, scheduler_kwargs={"dashboard_address": ":0"}, silence_logs=40)
-
-
-def _allowed_failures(dask_scheduler=None):
-    return getattr(dask_scheduler, "allowed_failures", None)
-
-
-def reruns(client, keys) -> int | None:
-    """How many times the scheduler handed the tasks ``keys`` out again (lost workers), or None if unknown.
-
-    Read from the scheduler's transition log (``Scheduler.story``): every assignment of a
-    task to a worker is a transition into ``processing``. A worker may hold a task
-    assigned but not yet begun (one thread, a short queue), so this counts
-    re-assignments; :func:`started` counts the runs that had begun.
-    """
-    def count(keys, dask_scheduler=None):
-        starts = {k: 0 for k in keys}
-        for entry in dask_scheduler.story(*keys):
-            key, finish = entry[0], entry[2]
-            if key in starts and finish == "processing":
-                starts[key] += 1
-        if any(v == 0 for v in starts.values()):
-            return None  # the log no longer holds every task (too long a run): no guess
-        return sum(v - 1 for v in starts.values())
-
-    try:
-        return client.run_on_scheduler(count, list(keys))
-    except Exception:  # an older scheduler without story(): record nothing rather than a guess
-        return None
 
 
 def _by_worker(outputs) -> dict:

@@ -34,6 +34,7 @@ from hasse.cli import main
 from hasse.proofs import distributed as dist
 from hasse.proofs import orbits_check, registry
 from hasse.proofs.certificates.format import write_certificate
+from hasse.proofs.dask_cluster import local_cluster
 from hasse.proofs.cli import prove
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context
 
@@ -90,7 +91,7 @@ def cluster():
     from distributed import Client
 
     cloudpickle.register_pickle_by_value(sys.modules[__name__])  # plant() runs on workers that cannot import tests/
-    with dist.local_cluster(3) as c, Client(c) as client:
+    with local_cluster(3) as c, Client(c) as client:
         yield c, client
 
 

@@ -476,7 +476,7 @@ def test_issue20_the_scheduler_address_check_agrees_with_a_reference():
     """Reference: urllib's own reading of the address (scheme, host, port), independent of the checker."""
     from urllib.parse import urlsplit
 
-    from hasse.proofs.distributed import scheduler_address
+    from hasse.proofs.dask_cluster import scheduler_address
     from hasse.theory.errors import InputError
 
     for text in [*DASK_ADDRESSES, "tcp://10.0.0.5:8786", "tls://sched.example:1", "tcp://[::1]:65535",

@@ -226,7 +226,7 @@ def check_engine(args) -> bool:
 
         require_count("--units", units, MAX_UNITS, "each unit is one Dask task, planned before any runs")
     if scheduler is not None:  # before any work, even without dask: tcp:// or tls:// HOST:PORT (an empty one too)
-        from hasse.proofs.distributed import scheduler_address
+        from hasse.proofs.dask_cluster import scheduler_address
 
         scheduler_address(scheduler)
     if importlib.util.find_spec("distributed") is None or importlib.util.find_spec("dask") is None:
