@@ -1,4 +1,4 @@
-"""Control of the traced program (issue 21 items 4 and 6; solvers/symbolic/trace.py, mask.py, the CLI flags).
+"""Control of the traced program (issue 21 items 4 and 6; solvers/symbolic/trace/, mask.py, the CLI flags).
 
 What the program does is established independently: each program is also run with REAL
 torch on index tensors (as FlexAttention's create_mask builds them: int64 ``arange``), and
@@ -667,4 +667,4 @@ def test_a_mask_mod_returning_a_python_bool_or_an_int_tensor_names_the_users_def
     for name, line in (("everything", 1), ("difference", 5)):
         assert main(["prove-mask", f"{path}:{name}", "--claim", "dense"]) == 2
         err = capsys.readouterr().err
-        assert f"rt.py:{line}: `{name}`" in err and "terms.py" not in err and "cannot run" in err, err
+        assert f"rt.py:{line}: `{name}`" in err and "functions.py" not in err and "cannot run" in err, err

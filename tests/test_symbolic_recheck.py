@@ -1,6 +1,6 @@
-"""The re-check runs the user's program, not its formula (issue 21, item 3): solvers/symbolic/recheck.py, evaluate.py.
+"""The re-check runs the user's program, not its formula (issue 21, item 3): solvers/symbolic/recheck.py, evaluate/.
 
-- evaluate.py against Z3's own simplifier on random terms (integers with Euclidean div/mod,
+- evaluate/ against Z3's own simplifier on random terms (integers with Euclidean div/mod,
   bit-vectors), the independent reference;
 - the plan: every n <= 64, the constants ± 2, 2^k ± 1;
 - planted mis-traces (the traced formula monkeypatched to a wrong one: q and k swapped, a

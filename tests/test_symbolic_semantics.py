@@ -9,7 +9,7 @@ where torch raises, the kit must refuse the program (it cannot run) or an obliga
 must fail at exactly that n. ``np.*`` programs are run by numpy on int64 index arrays.
 
 The reference is torch (or numpy) itself: no expected mask is written down. Planting a
-semantic bug in terms.py (``//`` as truncation, no wrap, bool + bool as integer addition,
+semantic bug in terms/ (``//`` as truncation, no wrap, bool + bool as integer addition,
 an obligation dropped) makes a row of this table fail.
 """
 

@@ -1,4 +1,4 @@
-"""The symbolic tracer (solvers/symbolic/terms.py, trace.py): Python's semantics, and one-line refusals.
+"""The symbolic tracer (solvers/symbolic/terms/, trace/): Python's semantics, and one-line refusals.
 
 References are Python itself (``//`` and ``%`` on random integers, negative ones
 included) and the concrete engine's own evaluation of the same mask_mod on numpy
