@@ -86,7 +86,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.n, args.units = 4, 4
-    from hasse.proofs import orbits_check, registry
+    from hasse.proofs import orbit_cover, orbits_check, registry
 
     orbits = not args.labelled
     names = args.theorem or [x for x in registry.MASK_THEOREMS
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
     print(f"hasse prove {what} --engine dask --units {args.units}: {len(names)} theorems (mask-level)")
     # the rate's unit: the class representatives (--orbits; the loops and preorder passes of two theorems ride
     # along) or the labelled masks, per second of one worker with every theorem of the run checking each
-    masks, unit = (orbits_check.expected(args.n), "classes") if orbits else (2 ** (args.n * (args.n - 1)), "masks")
+    masks, unit = (orbit_cover.expected(args.n), "classes") if orbits else (2 ** (args.n * (args.n - 1)), "masks")
     rows = []
     if args.sample:
         from hasse.proofs.distributed import plan

@@ -15,7 +15,7 @@ theorem and method:
   (:func:`proofs.orbits_check.run_many` with ``part``: one pass over the part for
   every theorem); :func:`combine_orbits` requires every part ``0 … k-1`` exactly once,
   the same enumerator in each, the relabelling control passed, and counts that add
-  up to :func:`proofs.orbits_check.expected` exactly (else ``unknown``, "scan
+  up to :func:`proofs.orbit_cover.expected` exactly (else ``unknown``, "scan
   incomplete"); a hit from the lowest part index wins and is re-checked by
   ``theorem.recheck`` (the re-check of certificates);
 - every other check (Z3, the engine and task theorems' exhaustive checks, which
@@ -171,18 +171,18 @@ def combine_orbits(name: str, n: int, parts: list[dict], units: int, method: str
     content (its ``details.digest`` equal to the digest of the masks part ``i`` holds here,
     recomputed from the enumeration without the predicate; no two parts naming the same
     masks; without a hit, ``checked`` equal to the part's size, and the sizes adding up to
-    ``orbits_check.expected(n)``); no part stopped for another reason than a hit (a
+    ``orbit_cover.expected(n)``); no part stopped for another reason than a hit (a
     timeout, a crash, a failed relabelling control); the relabelling control run and
     passed in at least one part. A hit (a counterexample, or the witness of an existence
     statement) from the lowest part index wins, once ``theorem.recheck`` (the re-check of
     certificates: index, predicate, independent confirmation) accepts it.
     """
-    from hasse.proofs import orbits_check, registry
+    from hasse.proofs import orbit_cover, orbits_check, registry
     from hasse.proofs.certificates.combine import combine_orbit_parts
 
     theorem = registry.get(name)
     METHOD = orbits_check.METHOD
-    total = orbits_check.expected(n, method, orbits_check.kind_of(theorem))
+    total = orbit_cover.expected(n, method, orbit_cover.kind_of(theorem))
     listing = [{"part": (p.get("details") or {}).get("part"), "verdict": p.get("verdict"),
                 "checked": p.get("checked"), "seconds": p.get("seconds"),
                 "digest": (p.get("details") or {}).get("digest")} for p in parts]

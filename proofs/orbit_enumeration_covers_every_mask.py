@@ -9,9 +9,9 @@ Statement. At size ``n`` (``1 <= n <= 5``), with the enumerator a user's run wou
   all ``n!`` relabellings, is among the representatives' canonical forms); there are
   exactly A000273(n) canonical forms (1, 1, 3, 16, 218, 9,608), and an exact cover
   (:func:`~solvers.orbits.cover`) yields exactly that many masks, pairwise non-isomorphic;
-  :func:`~solvers.orbits.orbit_count` and :func:`proofs.orbits_check.expected` give the
+  :func:`~solvers.orbits.orbit_count` and :func:`proofs.orbit_cover.expected` give the
   number yielded;
-- classes with loops (:func:`proofs.orbits_check.orbit_batches`, ``LOOPS``): every
+- classes with loops (:func:`proofs.orbit_cover.orbit_batches`, ``LOOPS``): every
   representative with every one of the ``2^n`` sets of loops, nothing else (so every mask
   with its diagonal is covered); for ``n <= 4`` also directly: the canonical forms of all
   ``2^(n²)`` masks (A000595(n): 1, 2, 10, 104, 3,044 classes) are among those yielded;
@@ -30,8 +30,8 @@ Statement. At size ``n`` (``1 <= n <= 5``), with the enumerator a user's run wou
   runs them.
 
 What a verdict covers. :mod:`solvers.orbits` (with the enumerator named in ``details``),
-:mod:`solvers.preorders` and the enumerations, counts and scan of
-:mod:`proofs.orbits_check`, as they are in this checkout, at that ``n``. For ``n >= 6`` the
+:mod:`solvers.preorders`, the enumerations and counts of :mod:`proofs.orbit_cover` and the
+scan of :mod:`proofs.orbits_check`, as they are in this checkout, at that ``n``. For ``n >= 6`` the
 verdict is ``unknown``: checking the cover needs the ``2^30`` labelled masks of n = 6
 (tests/test_orbits.py checks the n = 6 parts and the n = 7 counts).
 
@@ -157,7 +157,7 @@ def parts_problem(what: str, whole: np.ndarray, make) -> dict | None:
 
 
 def classes_problem(n: int, method: str) -> tuple[dict | None, np.ndarray]:
-    from hasse.proofs import orbits_check
+    from hasse.proofs import orbit_cover
     from hasse.solvers import orbits
 
     reps = gather(orbits.orbit_masks(n, method), n)
@@ -180,7 +180,7 @@ def classes_problem(n: int, method: str) -> tuple[dict | None, np.ndarray]:
     if cover.exact and (len(reps) != A000273[n] or np.unique(mine).size != len(reps)):
         return where | {"problem": f"an exact cover yields {len(reps)} masks ({np.unique(mine).size} classes), "
                                    f"A000273 says {A000273[n]}"}, reps
-    counts = {"orbit_count": orbits.orbit_count(n, method), "expected": orbits_check.expected(n, method)}
+    counts = {"orbit_count": orbits.orbit_count(n, method), "expected": orbit_cover.expected(n, method)}
     if any(v != len(reps) for v in counts.values()):
         return where | {"problem": f"counts {counts}, but {len(reps)} masks are yielded"}, reps
     return parts_problem(where["enumeration"], reps, lambda part: gather(orbits.orbit_masks(n, method, part=part),
@@ -188,7 +188,7 @@ def classes_problem(n: int, method: str) -> tuple[dict | None, np.ndarray]:
 
 
 def loops_problem(n: int, method: str, reps: np.ndarray) -> dict | None:
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
 
     got = gather(oc.orbit_batches(n, method, oc.LOOPS), n)
     where = {"enumeration": f"classes with loops ({method})"}
@@ -212,7 +212,7 @@ def loops_problem(n: int, method: str, reps: np.ndarray) -> dict | None:
 
 
 def limits_problem(n: int) -> tuple[dict | None, np.ndarray]:
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
     from hasse.solvers import preorders
 
     got = gather(preorders.preorder_masks(n), n)
@@ -279,14 +279,16 @@ TIMEOUT = {"timeout": True}  # the time limit was spent: the verdict is unknown,
 def scan_problem(n: int, method: str, kind: str, targets: np.ndarray, every: np.ndarray | None, key_of,
                  ctx: Context | None = None) -> dict | None:
     """Planted theorems over one enumeration in one pass: every target refuted in its class, the recorder proved."""
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
+    from hasse.proofs import orbits_check
 
     key = _Keys(n, key_of)
     seen: set = set()
     theorems = [_planted(kind, key, None, seen, kind == oc.LOOPS)] + [_planted(kind, key, int(t), None,
                                                                                kind == oc.LOOPS) for t in targets]
     left = ctx.remaining() if ctx is not None else None
-    results, error = safely(lambda: oc.run_many(theorems, n, [Context(timeout=left) for _ in theorems], method=method))
+    results, error = safely(lambda: orbits_check.run_many(theorems, n, [Context(timeout=left) for _ in theorems],
+                                                          method=method))
     if ctx is not None and ctx.expired():
         return TIMEOUT
     where = {"scan": f"{kind} ({method})"}
@@ -314,7 +316,7 @@ def limit_key(masks: np.ndarray) -> np.ndarray:
 
 def check_size(n: int, method: str, limits: bool = True, ctx: Context | None = None) -> tuple[dict | None, int]:
     """The first gap at ``n`` for ``method`` (and the preorders when ``limits``), and how many masks were compared."""
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
 
     ctx = ctx or Context()
     found, reps = classes_problem(n, method)

@@ -32,7 +32,7 @@ import pytest
 
 from hasse.cli import main
 from hasse.proofs import distributed as dist
-from hasse.proofs import orbits_check, registry
+from hasse.proofs import orbit_cover, orbits_check, registry
 from hasse.proofs.certificates.format import write_certificate
 from hasse.proofs.dask_cluster import local_cluster
 from hasse.proofs.cli import prove
@@ -120,7 +120,7 @@ def test_orbits_parts_equal_one_machine(cluster, tmp_path):
     got = dist.run_dask(["reach_monotone_in_depth"], 5, orbits=True, units=4, scheduler=c.scheduler_address)
     want = orbits_check.run_many([registry.get("reach_monotone_in_depth")], 5, [Context()])
     assert (got[0].verdict, got[0].checked, got[0].space) == (want[0].verdict, want[0].checked, want[0].space)
-    assert got[0].checked == orbits_check.expected(5) == 9608
+    assert got[0].checked == orbit_cover.expected(5) == 9608
     assert certified(got, tmp_path / "a.json") == certified(want, tmp_path / "b.json")
     assert [p["part"] for p in got[0].details["parts"]] == [[i, 4] for i in range(4)]
 
@@ -204,7 +204,7 @@ def orbit_parts(name: str, n: int, k: int) -> list[dict]:
 
 def test_orbits_combiner_refuses_planted_bugs():
     parts = orbit_parts("limit_is_preorder", 5, 3)
-    total = orbits_check.expected(5)
+    total = orbit_cover.expected(5)
     assert all(p["checked"] > 0 for p in parts) and sum(p["checked"] for p in parts) == total
     good = dist.combine_orbits("limit_is_preorder", 5, parts, 3)
     assert (good.verdict, good.checked, good.space) == (PROVED, total, total)
@@ -256,7 +256,7 @@ def test_orbits_combiner_recomputes_each_part_from_the_enumeration(monkeypatch):
     from hasse.solvers import exhaustive as ex
 
     want = hashlib.sha256(b"hasse orbit masks: n=4, kind=classes\n")
-    for rows in orbits_check.orbit_batches(4, part=(2, 3)):
+    for rows in orbit_cover.orbit_batches(4, part=(2, 3)):
         want.update(ex.encode(4, rows)[0].astype("<u8").tobytes())
     assert parts[2]["details"]["digest"] == {"sha256": want.hexdigest(), "masks": parts[2]["checked"]}
 

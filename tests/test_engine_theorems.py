@@ -80,7 +80,7 @@ def test_the_mutation_table_is_well_formed():
         assert line_of(m) > 0, m.name
     areas = {m.path.split("/")[0] for m in MUTATIONS} | {m.path.split("/")[1] for m in MUTATIONS}
     assert {"theory", "solvers", "masks", "tasks"} <= areas
-    assert sum(m.path.startswith("solvers/z3_") for m in MUTATIONS) >= 8
+    assert sum(m.path.startswith("solvers/smt/") for m in MUTATIONS) >= 8
 
 
 def run_mutated(mutation: Mutation, tmp_path: Path) -> dict:

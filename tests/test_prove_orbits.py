@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 from hasse.cli import main
+from hasse.proofs import orbit_cover as cover
 from hasse.proofs import orbits_check as oc
 from hasse.proofs import registry
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
@@ -150,10 +151,10 @@ def test_not_invariant_theorems_are_named():
 
 def test_every_mask_level_theorem_runs_with_orbits():
     """Issue 14's done criterion: every mask-level theorem of design §5 has an enumeration under --orbits."""
-    kinds = {name: oc.kind_of(registry.get(name)) for name in registry.MASK_THEOREMS}
+    kinds = {name: cover.kind_of(registry.get(name)) for name in registry.MASK_THEOREMS}
     assert None not in kinds.values(), kinds
-    assert kinds["sparse_realisation_keeps_hasse"] == oc.LIMITS
-    assert kinds["no_residual_can_oscillate"] == oc.LOOPS
+    assert kinds["sparse_realisation_keeps_hasse"] == cover.LIMITS
+    assert kinds["no_residual_can_oscillate"] == cover.LOOPS
 
 
 # ---------------------------------------------------------------- the cover argument, against brute force
@@ -163,8 +164,8 @@ def test_every_mask_level_theorem_runs_with_orbits():
 def test_representatives_are_one_per_class(n, method):
     canon = brute_canonical(n)
     classes = np.unique(canon)
-    reps = np.concatenate([ex.encode(n, rows)[0] for rows in oc.orbit_batches(n, method)])
-    assert reps.size == classes.size == oc.expected(n, method)
+    reps = np.concatenate([ex.encode(n, rows)[0] for rows in cover.orbit_batches(n, method)])
+    assert reps.size == classes.size == cover.expected(n, method)
     assert np.array_equal(np.unique(canon[reps.astype(np.int64)]), classes)  # every class, once
 
 
@@ -177,15 +178,15 @@ def test_orbits_give_the_labelled_verdict(name, n):
     labelled = run_theorem(t, n, "exhaustive")
     via = oc.run_orbits(t, n)
     assert via.method == "exhaustive-orbits" and via.verdict == labelled.verdict == PROVED
-    kind = oc.kind_of(t)
-    assert via.space == oc.expected(n, "auto", kind) == {oc.CLASSES: orbits.CLASS_COUNTS[n],
-                                                         oc.LOOPS: orbits.CLASS_COUNTS[n] * 2 ** n,
-                                                         oc.LIMITS: PREORDERS[n]}[kind]
+    kind = cover.kind_of(t)
+    assert via.space == cover.expected(n, "auto", kind) == {cover.CLASSES: orbits.CLASS_COUNTS[n],
+                                                         cover.LOOPS: orbits.CLASS_COUNTS[n] * 2 ** n,
+                                                         cover.LIMITS: PREORDERS[n]}[kind]
     if t.existence:  # proved by a witness, which the labelled re-check confirms
         assert t.recheck("witness", n, via.witness) is None
     else:
         assert via.checked == via.space
-    assert ("invariant under relabelling" if kind != oc.LIMITS else "only through its limit") in via.details["cover"]
+    assert ("invariant under relabelling" if kind != cover.LIMITS else "only through its limit") in via.details["cover"]
 
 
 def test_fallback_enumeration_gives_the_same_verdicts():
@@ -234,7 +235,7 @@ def test_a_predicate_that_changes_under_relabelling_is_never_proved():
 
 def test_an_incomplete_enumeration_is_never_proved():
     t = registry.get("limit_is_preorder")
-    batches = oc.collect(4)
+    batches = cover.collect(4)
     first = batches[0][:, 1:]  # one representative left out
     r = oc.run_orbits(t, 4, Context(), batches=[first, *batches[1:]])
     assert r.verdict == UNKNOWN and "scan incomplete" in r.reason
@@ -255,7 +256,7 @@ def test_cli_prove_all_orbits(capsys, tmp_path):
     assert {r["theorem"] for r in results} == set(registry.MASK_THEOREMS)
     assert all(r["method"] == "exhaustive-orbits" and r["verdict"] == PROVED and r["details"]["cover"]
                for r in results)
-    assert {r["checked"] for r in results if r["details"]["kind"] == oc.CLASSES} == {218}
+    assert {r["checked"] for r in results if r["details"]["kind"] == cover.CLASSES} == {218}
     code, out, err = run(capsys, "certificate", "verify", str(cert))
     assert code == 0, out + err
 
@@ -284,7 +285,7 @@ def test_existence_statements_via_orbits():
     none = oc.run_orbits(dataclasses.replace(base, existence=True, flag=lambda rows: np.zeros(rows.shape[1], bool)), n)
     assert none.verdict == REFUTED and none.checked == 218
     cut = oc.run_orbits(dataclasses.replace(base, existence=True, flag=lambda rows: np.zeros(rows.shape[1], bool)),
-                        n, Context(), batches=[oc.collect(n)[0][:, 1:]])
+                        n, Context(), batches=[cover.collect(n)[0][:, 1:]])
     assert cut.verdict == UNKNOWN  # no witness among an incomplete enumeration: not refuted
 
 
@@ -305,8 +306,8 @@ def brute_canonical_with_loops(n):
 @pytest.mark.parametrize("n", [1, 2, 3])
 def test_representatives_with_loops_cover_every_mask(n):
     canon = brute_canonical_with_loops(n)
-    reps = np.concatenate([ex.encode(n, rows, diagonal=True)[0] for rows in oc.orbit_batches(n, "auto", oc.LOOPS)])
-    assert reps.size == np.unique(reps).size == oc.expected(n, "auto", oc.LOOPS)
+    reps = np.concatenate([ex.encode(n, rows, diagonal=True)[0] for rows in cover.orbit_batches(n, "auto", cover.LOOPS)])
+    assert reps.size == np.unique(reps).size == cover.expected(n, "auto", cover.LOOPS)
     assert np.array_equal(np.unique(canon[reps.astype(np.int64)]), np.unique(canon))  # every class present
 
 
@@ -316,7 +317,7 @@ def test_a_diagonal_statement_is_proved_only_on_the_whole_loops_cover():
     never = dataclasses.replace(base, existence=False, flag=lambda rows: np.zeros(rows.shape[1], bool))
     r = oc.run_orbits(never, n)
     assert r.verdict == PROVED and r.checked == 16 * 8
-    cut = oc.run_orbits(never, n, Context(), batches=list(oc.orbit_batches(n, "auto", oc.LOOPS))[:-1])
+    cut = oc.run_orbits(never, n, Context(), batches=list(cover.orbit_batches(n, "auto", cover.LOOPS))[:-1])
     assert cut.verdict == UNKNOWN and "scan incomplete" in cut.reason  # one set of loops left out
 
 
@@ -326,7 +327,7 @@ def test_the_limits_are_every_closure():
         every = batch.masks_from_indices(n, np.arange(ex.space_size(n), dtype=np.uint64))
         limits = batch.closure(every) & ~batch.identity(n, every.shape[1])
         want = np.unique(ex.encode(n, limits)[0])
-        got = np.concatenate([ex.encode(n, rows)[0] for rows in oc.orbit_batches(n, "auto", oc.LIMITS)])
+        got = np.concatenate([ex.encode(n, rows)[0] for rows in cover.orbit_batches(n, "auto", cover.LIMITS)])
         assert got.size == np.unique(got).size == PREORDERS[n]
         assert np.array_equal(np.sort(got), want)
 
@@ -373,7 +374,7 @@ def test_a_planted_bug_in_the_sparse_realisation_is_refuted_via_limits(monkeypat
 
 @pytest.mark.parametrize("n", [5, 6, pytest.param(7, marks=pytest.mark.slow)])
 def test_preorder_counts(n):
-    rows = list(oc.orbit_batches(n, "auto", oc.LIMITS))
+    rows = list(cover.orbit_batches(n, "auto", cover.LIMITS))
     assert sum(r.shape[1] for r in rows) == PREORDERS[n]
     index = np.concatenate([ex.encode(n, r)[0] for r in rows])
     assert np.unique(index).size == PREORDERS[n]
@@ -385,7 +386,7 @@ def test_the_count_only_path_of_n_7_is_never_proved_on_a_short_enumeration(monke
     """Above DISTINCT_LIMIT (n = 7) masks are counted, not deduplicated: a dropped one is still caught."""
     monkeypatch.setattr(oc, "DISTINCT_LIMIT", 0)
     t = registry.get("limit_is_preorder")
-    batches = oc.collect(4)
+    batches = cover.collect(4)
     whole = oc.run_orbits(t, 4, Context(), batches=batches)
     assert whole.verdict == PROVED and whole.checked == 218 and "nauty" in whole.details["completeness"]
     short = oc.run_orbits(t, 4, Context(), batches=[batches[0][:, 1:], *batches[1:]])
@@ -394,29 +395,29 @@ def test_the_count_only_path_of_n_7_is_never_proved_on_a_short_enumeration(monke
 
 # ---------------------------------------------------------------- the content of a part (issue 20)
 
-@pytest.mark.parametrize("n, kind, k", [(4, oc.CLASSES, 3), (5, oc.CLASSES, 7), (3, oc.LOOPS, 4), (4, oc.LIMITS, 5),
-                                        (2, oc.CLASSES, 5)])
+@pytest.mark.parametrize("n, kind, k", [(4, cover.CLASSES, 3), (5, cover.CLASSES, 7), (3, cover.LOOPS, 4), (4, cover.LIMITS, 5),
+                                        (2, cover.CLASSES, 5)])
 def test_the_parts_partition_the_enumeration_and_their_digests_are_recomputed(n, kind, k):
     """Parts are disjoint, their union is the enumeration; ``contents`` (one pass) equals ``content`` part by part."""
-    whole = np.concatenate([ex.encode(n, rows, diagonal=kind == oc.LOOPS)[0] for rows in oc.orbit_batches(n, "auto", kind)])
-    mine = [[ex.encode(n, rows, diagonal=kind == oc.LOOPS)[0] for rows in oc.orbit_batches(n, "auto", kind, (i, k))]
+    whole = np.concatenate([ex.encode(n, rows, diagonal=kind == cover.LOOPS)[0] for rows in cover.orbit_batches(n, "auto", kind)])
+    mine = [[ex.encode(n, rows, diagonal=kind == cover.LOOPS)[0] for rows in cover.orbit_batches(n, "auto", kind, (i, k))]
             for i in range(k)]
     mine = [np.concatenate(m) if m else np.zeros(0, np.uint64) for m in mine]
-    assert sum(m.size for m in mine) == whole.size == oc.expected(n, "auto", kind)
+    assert sum(m.size for m in mine) == whole.size == cover.expected(n, "auto", kind)
     assert np.array_equal(np.sort(np.concatenate(mine)), np.sort(whole))  # every mask in exactly one part
-    each = [oc.content(n, "auto", kind, (i, k)) for i in range(k)]
-    assert oc.contents(n, "auto", kind, k) == each
+    each = [cover.content(n, "auto", kind, (i, k)) for i in range(k)]
+    assert cover.contents(n, "auto", kind, k) == each
     assert [size for size, _ in each] == [m.size for m in mine]
     prefixes = [max(m.size - 1, 0) for m in mine]  # the first masks up to a hit
-    assert oc.contents(n, "auto", kind, k, prefixes) == [oc.content(n, "auto", kind, (i, k), prefixes[i])
+    assert cover.contents(n, "auto", kind, k, prefixes) == [cover.content(n, "auto", kind, (i, k), prefixes[i])
                                                          for i in range(k)]
 
 
 def test_a_run_records_the_digest_of_what_it_checked():
     t = registry.get("limit_is_preorder")
     whole = oc.run_orbits(t, 4)
-    assert whole.details["digest"] == {"sha256": oc.content(4)[1], "masks": 218}
+    assert whole.details["digest"] == {"sha256": cover.content(4)[1], "masks": 218}
     parts = oc.run_many([t], 4, [Context()], part=(1, 3))[0]
-    assert parts.details["digest"]["sha256"] == oc.content(4, part=(1, 3))[1] != whole.details["digest"]["sha256"]
-    cut = oc.run_orbits(t, 4, Context(), batches=[oc.collect(4)[0][:, 1:]])  # another set of masks: another digest
+    assert parts.details["digest"]["sha256"] == cover.content(4, part=(1, 3))[1] != whole.details["digest"]["sha256"]
+    cut = oc.run_orbits(t, 4, Context(), batches=[cover.collect(4)[0][:, 1:]])  # another set of masks: another digest
     assert cut.details["digest"]["sha256"] != whole.details["digest"]["sha256"]

@@ -152,7 +152,7 @@ def run(args) -> int:
 
 def run_orbits(args) -> int:
     """``hasse prove NAME|all --n N --orbits``: the classes are enumerated once for every theorem (issue 14)."""
-    from hasse.proofs import orbits_check, registry
+    from hasse.proofs import orbit_cover, orbits_check, registry
     from hasse.proofs.certificates.format import refuse_overwrite
     from hasse.proofs.theorem import Context
 
@@ -165,8 +165,8 @@ def run_orbits(args) -> int:
                         ("--workers", args.workers != 1 and getattr(args, "engine", "local") != "dask")):
         if given:
             raise InputError(f"--orbits does not combine with {flag}")
-    if not 1 <= args.n <= orbits_check.MAX_N:
-        raise InputError(f"--orbits: --n must be between 1 and {orbits_check.MAX_N}, got {args.n}")
+    if not 1 <= args.n <= orbit_cover.MAX_N:
+        raise InputError(f"--orbits: --n must be between 1 and {orbit_cover.MAX_N}, got {args.n}")
     if args.certificate:
         refuse_overwrite(args.certificate)
     if args.name == "all":
@@ -181,8 +181,8 @@ def run_orbits(args) -> int:
         why = orbits_check.refusal(theorems[0])
         if why:
             raise InputError(why)
-    kinds = list(dict.fromkeys(orbits_check.kind_of(t) for t in theorems))
-    covers = [orbits_check.enumeration(args.n, kind=k) for k in kinds]  # InputError when out of reach, before any work
+    kinds = list(dict.fromkeys(orbit_cover.kind_of(t) for t in theorems))
+    covers = [orbit_cover.enumeration(args.n, kind=k) for k in kinds]  # InputError when out of reach, before any work
     table = verdict_columns(theorems, args.n, orbits_check.METHOD)
     if not args.json:
         say(table.header())

@@ -16,7 +16,7 @@ never taken from the file. :func:`claim_problems` lists what does not hold up:
 - an ``--orbits`` result (method ``exhaustive-orbits``, :func:`orbit_problems`): its
   content, ``details.digest`` (the sha256 of the labelled indices it checked, in
   enumeration order), recomputed from this checkout's enumeration without the
-  predicate (:func:`proofs.orbits_check.content`) for the whole enumeration, for its part
+  predicate (:func:`proofs.orbit_cover.content`) for the whole enumeration, for its part
   ``(i, k)``, or for every part a combined result lists (``details.parts``: each part
   ``0 … k-1`` once, no two naming the same masks, the sizes adding up); ``checked``
   and ``space`` equal to the enumeration's size for a verdict about every mask;
@@ -127,7 +127,7 @@ def content_problems(label: str, digest: dict | None, checked: int, complete: bo
                      found: tuple[int, str]) -> list[str]:
     """Whether ``digest`` names the masks its part holds here; ``found``: that part's ``(size, sha256)`` here.
 
-    ``found`` is :func:`proofs.orbits_check.content` of the part with ``masks =
+    ``found`` is :func:`proofs.orbit_cover.content` of the part with ``masks =
     digest["masks"]`` (the first masks of the part, up to a hit). ``complete``: the result
     claims the part was checked to its end (no hit, no stop), so ``checked`` and the
     digest's ``masks`` must equal the part's size.
@@ -147,8 +147,8 @@ def content_problems(label: str, digest: dict | None, checked: int, complete: bo
 
 
 def _found(n: int, method: str, kind: str, part, k: int, digests: list, memo: dict | None) -> list[tuple[int, str]]:
-    """:func:`proofs.orbits_check.contents` (``part`` None: ``k`` parts in one pass) or ``content`` of one part, memoised."""
-    from hasse.proofs import orbits_check as oc
+    """:func:`proofs.orbit_cover.contents` (``part`` None: ``k`` parts in one pass) or ``content`` of one part, memoised."""
+    from hasse.proofs import orbit_cover as oc
 
     masks = tuple(None if d is None else d["masks"] for d in digests)
     key = (n, method, kind, None if part is None else tuple(part), k, masks)
@@ -165,7 +165,7 @@ def _found(n: int, method: str, kind: str, part, k: int, digests: list, memo: di
 
 def orbit_unavailable(theorem: Theorem, r: dict) -> str | None:
     """Why this checkout cannot enumerate what ``--orbits`` result ``r`` names (another enumerator, n out of reach)."""
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
 
     kind = oc.kind_of(theorem)
     if kind is None or not 1 <= r["n"] <= oc.MAX_N:
@@ -183,7 +183,7 @@ def orbit_unavailable(theorem: Theorem, r: dict) -> str | None:
 
 def orbit_problems(theorem: Theorem, r: dict, method: str = "auto", memo: dict | None = None) -> list[str]:
     """What does not hold up in the content an ``--orbits`` result names (see the module docstring)."""
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
 
     kind = oc.kind_of(theorem)
     if kind is None:

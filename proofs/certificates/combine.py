@@ -148,13 +148,13 @@ def _combine_orbit_parts(theorem, parts: list[dict], method: str = "auto") -> di
 
     Every part ``0 … k-1`` exactly once, from the enumerator this checkout uses; no two
     non-empty parts naming the same masks; each part's digest equal to that of the masks
-    part ``i`` holds here (:func:`proofs.orbits_check.content`, recomputed: the enumeration
+    part ``i`` holds here (:func:`proofs.orbit_cover.content`, recomputed: the enumeration
     without the predicate), and, without a hit, its ``checked`` equal to that part's size;
-    the parts' sizes adding up to ``orbits_check.expected`` and so their ``checked``; no
+    the parts' sizes adding up to ``orbit_cover.expected`` and so their ``checked``; no
     part stopped but by a hit; the relabelling control run and passed. A hit from the
     lowest part index wins once the theorem's re-check accepts it.
     """
-    from hasse.proofs import orbits_check as oc
+    from hasse.proofs import orbit_cover as oc
 
     n = parts[0]["n"]
     kind = oc.kind_of(theorem)
