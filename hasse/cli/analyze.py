@@ -89,11 +89,11 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from hasse.cli.masks_in import load_heads, query_options
-    from hasse.views.stack_report import is_preset
+    from hasse.theory.inputs.read import kind_of
 
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
-    if args.stack is not None or is_preset(args.mask):
+    if args.stack is not None or kind_of(args.mask) == "preset":
         return run_stack(args)
     if args.mask is None:
         raise InputError("give a MASK, or a stack of layers with --stack SPEC (see hasse analyze --help)")

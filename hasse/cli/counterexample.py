@@ -143,9 +143,9 @@ def _check_args(args, timeout: bool) -> None:
                          args.design)
     args.search = args.design
     if inferred is not None and fixed is None:
-        from hasse.theory.inputs.masks import source_kind
+        from hasse.theory.inputs.read import kind_of
 
-        if source_kind(args.design) == "function":
+        if kind_of(args.design) == "function":
             raise InputError(f"--inference {args.inference} fixes n = {inferred}, but a file.py design has no n; "
                              "leave n out of --inference", args.design)
         args.search = args.design + ("," if ":" in args.design else ":") + f"n={inferred}"

@@ -71,9 +71,9 @@ def _run(args) -> int:
     if args.certificate:
         refuse_overwrite(args.certificate, ())
     assume = parse_assume(args.assume)
-    from hasse.theory.inputs.masks import source_kind
+    from hasse.theory.inputs.read import kind_of
 
-    files = [s for s in (args.mask_a, args.mask_b) if source_kind(s) == "function"]
+    files = [s for s in (args.mask_a, args.mask_b) if kind_of(s) == "function"]
     if (args.batch is not None or assume) and not files:
         raise InputError(f"--{'batch' if args.batch is not None else 'assume'} applies to a FILE.py:fn mask_mod; "
                          f"{args.mask_a} and {args.mask_b} are catalogue specs")

@@ -223,11 +223,11 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
     """
     from hasse.solvers.symbolic.trace import TraceUnknown
     from hasse.theory.deadline import deadline
-    from hasse.theory.inputs.masks import source_kind
+    from hasse.theory.inputs.forms import form_of
     from hasse.theory.inputs.calls import split_function
 
     try:
-        if source_kind(source) == "function":
+        if form_of(source) == "function":
             path, fn = split_function(source)
             from hasse.solvers.symbolic.catalog import symbolic_mask_mod
             from hasse.theory.user_code import ARGUMENT
@@ -237,7 +237,7 @@ def symbolic_mask(source: str, heads: int | None = None, what: str = "MASK", *, 
                 return symbolic_mask_mod(path, fn, heads=heads, code=ARGUMENT, batch=batch,  # typed on the command line
                                          assume=assume or None, fallback=_torch_fallback(),
                                          strict_assume=strict_assume)
-        if source_kind(source) != "spec":
+        if form_of(source) != "spec":
             raise InputError(f"{what} must be a catalogue spec or FILE.py:function for a proof for every n "
                              f"(a matrix file holds one size)", source)
         if assume:
@@ -415,13 +415,13 @@ def _run(args) -> int:
     if args.search_layers < 0:
         raise InputError(f"--search-layers must be >= 0, got {args.search_layers}")
     from hasse.theory.limits import MAX_WALK_LAYERS, require_count
-    from hasse.theory.inputs.masks import source_kind
+    from hasse.theory.inputs.forms import form_of
 
     require_count("--search-layers", args.search_layers, MAX_WALK_LAYERS, "a walk holds one copy of the mask per "
                   "hop", low=0)
     for flag, given, reads in (("--heads", args.heads, "h"), ("--batch", args.batch, "b"),
                                ("--assume", args.assume, "a tensor")):
-        if given and not any(source_kind(s) == "function" for s in (args.mask, args.invariant) if s):
+        if given and not any(form_of(s) == "function" for s in (args.mask, args.invariant) if s):
             raise InputError(f"{flag} applies to a FILE.py:fn mask_mod that reads {reads}; {args.mask} is a catalogue "
                              "spec" + (" (one mask for every head)" if flag == "--heads" else ""))
     if args.layers is not None and args.layers < 1:
@@ -548,9 +548,9 @@ def _name_positions(cx, task) -> None:
 
 def _own_task(source: str, claim: str):
     """MASK's own task (a catalogue design that is a task: butterfly, packed, …); exit 2 when MASK is none."""
-    from hasse.theory.inputs.masks import source_kind
+    from hasse.theory.inputs.forms import form_of
 
-    if source_kind(source) != "spec":
+    if form_of(source) != "spec":
         raise InputError(f"{source}: --claim {claim} needs a task; give --task TASK (e.g. causal_lm)")
     try:
         return dataclasses.replace(symbolic_task(source))  # a copy: its mask is narrowed in place

@@ -222,9 +222,9 @@ def spec_of(source, kind: str | None = None) -> str | None:
     """
     from hasse.theory.catalog import resolve_spec
     from hasse.theory.errors import InputError
-    from hasse.theory.inputs.masks import source_kind
+    from hasse.theory.inputs.forms import form_of
 
-    if not isinstance(source, str) or source_kind(source) != "spec":
+    if not isinstance(source, str) or form_of(source) != "spec":
         return None
     try:
         return resolve_spec(source, kind).canonical
