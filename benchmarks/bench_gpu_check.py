@@ -12,7 +12,7 @@ one seeded 4-layer stack (width 16, 2 heads), the same input and the same probes
   ``torch.autograd.grad`` per output position (the design's baseline);
 * ``vmap s``: the reference batched with ``is_grads_batched`` anyway, to show why
   the kit does not;
-* the full check: :func:`gpu_check.dependency.dependency_check` as ``hasse
+* the full check: :func:`gpu_check.check.dependency_check` as ``hasse
   gpu-check`` runs it (3 seeds, compared with ``R(L)``).
 
 Both compute the same matrix (checked: equal to 1e-12 relative). Timings are the
@@ -60,7 +60,8 @@ def main(argv=None) -> int:
 
     from hasse.gpu_check.backends import make_attention
     from hasse.gpu_check.config import StackConfig, torch_threads
-    from hasse.gpu_check.dependency import default_batching, default_chunk, dependency_check, observe_vjp, random_input
+    from hasse.gpu_check.check import dependency_check
+    from hasse.gpu_check.dependency import default_batching, default_chunk, observe_vjp, random_input
     from hasse.gpu_check.model import build_stack
     from hasse.theory.catalog import build_mask
 

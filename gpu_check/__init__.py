@@ -12,8 +12,8 @@ The only package that imports torch, and only in its modules, not here, so that
                   R(L): unexpected, missing, cancelled;
 - ``embedding``   a task's inputs as symbol + position embeddings;
 - ``leak_gradients``  per supervised position, gradients w.r.t. inputs holding its target;
-- ``check``       the pipeline behind ``hasse gpu-check`` (one mask, a task, or a stack);
-- ``stack_check`` a stack of different masks per layer: block i runs layer i, vs the stack's R(L);
+- ``check``       the check behind ``hasse gpu-check``: block i runs layer i of a stack (a single
+                  mask is a stack of one layer) vs the stack's R(L), and a task's leak gradients;
 - ``recurrence``  a recurrent layer run for real: a gated linear recurrence by a scan, exact resets;
 - ``compare``     every backend beside the reference on values and gradients;
 - ``train_demo``  clean vs leaky training on i.i.d. tokens, beside ln V;

@@ -44,12 +44,11 @@ from typing import Callable, NamedTuple
 import numpy as np
 import torch
 
-from hasse.gpu_check.backends import backend_info, device_kind, make_attention
+from hasse.gpu_check.backends import backend_info, device_kind
 from hasse.gpu_check.config import StackConfig, dtype_for
 from hasse.gpu_check.model import Stack, build_stack
-from hasse.theory.empty_rows import apply_empty_row_policy, empty_rows
+from hasse.theory.empty_rows import empty_rows
 from hasse.theory.errors import InputError
-from hasse.theory.reach import reach
 
 Pair = tuple[int, int]  # (q, k): output q, input k
 
@@ -121,19 +120,22 @@ class DependencyReport:
                 "threshold_per_position": None if limit is None else [float(v) for v in limit]}
 
 
-def check_no_empty_rows(mask: np.ndarray, source: str | None = None) -> None:
+EMPTY_ROWS_WHY = ("attention kernels disagree there (NaN, zeros or every key): give the empty-row policy to check "
+                  "against")
+
+
+def check_no_empty_rows(mask: np.ndarray, source: str | None = None, why: str = EMPTY_ROWS_WHY) -> None:
     """Raise :class:`EmptyRowsError` if some query attends nothing (its row, diagonal included, is all false).
 
     Kernels disagree on such rows (the reference gives NaN, SDPA and FlexAttention
     zeros, additive masks every key); a caller that does not say which reading to
-    check against (``dependency_check(empty_rows=...)``) has them refused.
+    check against (``gpu_check.check.dependency_check(empty_rows=...)``) has them
+    refused, ``why`` saying what to do instead.
     """
     rows = empty_rows(mask)
     if rows:
         shown = ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
-        raise EmptyRowsError(f"{len(rows)} empty row(s) (queries attending no key: {shown}); attention kernels "
-                             "disagree there (NaN, zeros or every key): give the empty-row policy to check against",
-                             source)
+        raise EmptyRowsError(f"{len(rows)} empty row(s) (queries attending no key: {shown}); {why}", source)
 
 
 def dependent(norms: np.ndarray, thresholds: np.ndarray | None = None) -> np.ndarray:
@@ -305,55 +307,6 @@ def random_input(t: int, width: int, seed: int, device: str) -> torch.Tensor:
         device=device, dtype=dtype_for(device))
 
 
-def dependency_check(
-    mask: np.ndarray,
-    layers: int,
-    backend: str = "manual",
-    device: str = "cpu",
-    *,
-    seeds: int = 3,
-    config: StackConfig | None = None,
-    inputs: Callable[[int, StackConfig], torch.Tensor] | None = None,
-    method: str | None = None,
-    chunk: int | None = None,
-    invert_mha: bool = True,
-    empty_rows: str | None = None,
-) -> DependencyReport:
-    """Observe the dependency pattern of an ``L``-layer stack under ``mask`` and compare it with ``R(L)``.
-
-    ``empty_rows`` is the policy (:mod:`theory.empty_rows`) that gives ``R(L)`` for a
-    mask with empty rows: the kernel runs on ``mask`` itself, the theory on the mask
-    read the way that kernel reads it (:mod:`gpu_check.empty_rows` observes which).
-    None refuses empty rows.
-
-    Seed ``s`` draws the stack's weights (``config.seed + s``), the input
-    (``inputs(s, config)`` if given, else standard normal) and the probes.
-    ``method`` defaults to ``vjp`` where the backend has a backward on ``device``,
-    else ``perturbation``.
-
-    Raises
-    ------
-    EmptyRowsError : some query attends nothing and ``empty_rows`` is None (detected before running).
-    InputError : the backend cannot run on the device, or ``vjp`` is asked of a
-        backend without a backward there.
-
-    >>> r = dependency_check(np.tril(np.ones((4, 4), bool)), 1, config=StackConfig(width=4, heads=1), seeds=1)
-    >>> r.agrees, r.method, r.observed.astype(int).tolist()[1]
-    (True, 'vjp', [1, 1, 0, 0])
-    """
-    mask = np.asarray(mask, dtype=bool)
-    if empty_rows is None:
-        check_no_empty_rows(mask)
-    read, _ = apply_empty_row_policy(mask, empty_rows or "attend-none")
-    if seeds < 1:
-        raise InputError(f"seeds must be >= 1, got {seeds}")
-    backend_info(backend)
-    config = replace(config or StackConfig(), layers=layers)
-    attention = make_attention(backend, mask, device, invert_mha=invert_mha)
-    return observe_dependencies(attention, reach(read, layers), backend, device, seeds=seeds, config=config,
-                                inputs=inputs, method=method, chunk=chunk)
-
-
 def observe_dependencies(
     attention,
     theory: np.ndarray,
@@ -368,9 +321,8 @@ def observe_dependencies(
 ) -> DependencyReport:
     """The observed pattern of ``config.layers`` seeded blocks running ``attention``, compared with ``theory``.
 
-    The engine behind :func:`dependency_check` (one mask at every layer) and
-    :func:`gpu_check.stack_check.stack_dependency_check` (a mask per layer):
-    ``attention`` is one callable for every block or a sequence with one per block
+    The measurement behind :func:`gpu_check.check.dependency_check`: ``attention`` is
+    one callable for every block or a sequence with one per block
     (:meth:`gpu_check.model.Stack.forward`); ``theory`` is ``R(L)`` (T, T) bool;
     ``backend`` names the kernel, for its default method and batching.
     """

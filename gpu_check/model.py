@@ -47,7 +47,7 @@ class Stack(nn.Module):
 
     ``attention`` is one :data:`Attention` for every block, or a sequence of them with
     one per block, first block first (a stack of different masks per layer,
-    :mod:`gpu_check.stack_check`).
+    :mod:`gpu_check.check`).
     """
 
     def __init__(self, config: StackConfig):

@@ -18,7 +18,7 @@ than its depth) it records
 
 A subject ``stack:SPEC`` (``--subject``, e.g. ``stack:sliding_window:w=64 x2, causal,
 recurrent:chunk=1024``, layers without ``n`` get ``--n``) is checked at the stack's
-depth with block i running layer i (:func:`gpu_check.check.stack_to_gpu_check`); it
+depth with block i running layer i (:func:`gpu_check.check.run_check`); it
 has no backend comparison (``compare_backends`` takes one mask at every layer).
 
 The JSON file is rewritten after every step, so a run cut short still leaves what
@@ -44,7 +44,7 @@ import numpy as np
 import torch
 
 from hasse.gpu_check.backends import BACKENDS, backend_info, device_kind, make_attention
-from hasse.gpu_check.check import mask_to_gpu_check, stack_to_gpu_check, task_to_gpu_check
+from hasse.gpu_check.check import run_check
 from hasse.gpu_check.compare import compare_backends
 from hasse.gpu_check.config import StackConfig, dtype_for, resolve_device, torch_threads
 from hasse.gpu_check.dependency import default_batching, default_chunk, observe_vjp, random_input
@@ -225,13 +225,9 @@ def main(argv=None) -> int:
                     continue
                 progress(f"{spec}: dependency pattern with {b}")
                 try:
-                    if stack is not None:
-                        result = stack_to_gpu_check(stack, None, b, device, seeds=args.seeds, config=config)
-                    elif task is not None:
-                        result = task_to_gpu_check(task, args.layers, b, device, seeds=args.seeds, config=config)
-                    else:
-                        result = mask_to_gpu_check(mask, args.layers, b, device, seeds=args.seeds, subject=spec,
-                                                   config=config)
+                    checked = stack if stack is not None else task if task is not None else mask
+                    result = run_check(checked, None if stack is not None else args.layers, b, device,
+                                       seeds=args.seeds, config=config, label=spec if kind == "mask" else "")
                     e = _dependency_entry(result, b)
                     ok &= result.report.agrees and (task is None or result.gradients_match_theory)
                     if b == "sdpa" and first_sdpa is None and stack is None:

@@ -191,3 +191,14 @@ def block_mask_to_dense(bm, source: str = "BlockMask") -> tuple[np.ndarray, str]
                       "partial blocks through mask_mod, nothing outside its blocks); flex_attention's eager CPU path "
                       "evaluates the mask_mod alone and differs there", stacklevel=2)
     return kernel, spec
+
+
+def register_input_hooks() -> None:
+    """Register the torch hooks of the input wing (:mod:`hasse.theory.inputs.hooks`); imports no torch.
+
+    The providers ask whether torch is installed each time a reader needs them.
+    """
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.theory.inputs import hooks
+
+    hooks.register(fallback=torch_fallback_or_none, torch_reader=torch_reader_or_none)

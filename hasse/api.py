@@ -372,12 +372,10 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
 
     Cost: one batched vector–Jacobian product per seed; seconds at ``n = 256`` on CPU.
     """
-    from hasse.gpu_check.check import mask_to_gpu_check, stack_to_gpu_check, task_to_gpu_check
+    from hasse.gpu_check.check import run_check
     from hasse.theory.stack import LayerStack
 
-    if isinstance(subject, LayerStack):
-        return stack_to_gpu_check(subject, layers, backend, device, seeds=seeds)
-    if isinstance(subject, Task):
-        return task_to_gpu_check(subject, layers, backend, device, seeds=seeds)
-    return mask_to_gpu_check(load_mask(subject).matrix, layers, backend, device, seeds=seeds)
+    if not isinstance(subject, (LayerStack, Task)):
+        subject = load_mask(subject).matrix
+    return run_check(subject, layers, backend, device, seeds=seeds)
 

@@ -44,10 +44,14 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
+from hasse.gpu_check.torch_masks import register_input_hooks
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
 from hasse.theory.heads import HeadMasks, layer_mask, mask_mod_grid
+from hasse.theory.inputs.read import Reading, read
 from hasse.theory.leak import nearest_sources
+
+register_input_hooks()  # the torch readers of the input wing (theory.inputs.hooks); imports no torch
 
 
 def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
@@ -66,30 +70,25 @@ def _index_sets(values, n: int, what: str) -> list[frozenset[int]]:
 
 
 def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_code: bool = False,
-             convention: str = "auto") -> HeadMasks:
-    """The masks per batch row and head of whatever ``assert_no_leak`` was given."""
+             convention: str = "auto") -> tuple[HeadMasks, list[str] | None]:
+    """The masks per batch row and head of whatever ``assert_no_leak`` was given, and the names of a string's
+    positions (None: plain indices; a spec names its streams)."""
     __tracebackhide__ = True
-    if isinstance(mask, str):  # a built-in spec, a file or file.py:mask_mod, as on the command line
-        from hasse.cli.masks_in import load_heads
-
-        return load_heads(mask, n, heads, batch, trust_code=trust_code, convention=convention)[1]
     from hasse.theory.inputs.arrays import is_block_mask
 
-    if not callable(mask) or is_block_mask(mask):  # an array, a tensor (any rank, any convention), a BlockMask
-        from hasse.gpu_check.torch_masks import torch_reader_or_none
-        from hasse.theory.inputs.masks import load_mask_grid
-
-        return load_mask_grid(mask, n=n, heads=heads, batch=batch, convention=convention,
-                              torch_reader=torch_reader_or_none())[1]
+    if isinstance(mask, str) or not callable(mask) or is_block_mask(mask):  # as the command line reads a MASK
+        reading = Reading(n=n, heads=heads, batch=batch, trust_code=trust_code, convention=convention)
+        subject = read(mask, reading, accept=("mask",))
+        return subject.grid, list(subject.mask.names) if isinstance(mask, str) else None
     if n is None:  # a mask_mod
         raise ValueError("a mask_mod needs n, the number of positions")
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.theory.inputs import hooks
     from hasse.theory.user_code import run
 
     name = getattr(mask, "__name__", "mask_mod")
-    fallback = torch_fallback_or_none()
+    fallback = hooks.fallback()
     return run(lambda: mask_mod_grid(mask, n, heads, batch, source=name, fallback=fallback), source=name,
-               what="mask_mod", path=getattr(getattr(mask, "__code__", None), "co_filename", None))  # bounded
+               what="mask_mod", path=getattr(getattr(mask, "__code__", None), "co_filename", None)), None  # bounded
 
 
 def assert_no_leak(
@@ -141,7 +140,7 @@ def assert_no_leak(
     if layers is not None and (isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 0):
         raise ValueError(f"layers must be an integer >= 0 or None, got {layers!r}")
     try:
-        grid, names = _with_names(mask, n, heads, batch, trust_code, convention)
+        grid, names = _as_grid(mask, n, heads, batch, trust_code, convention)
         size = grid.n
         targets = _index_sets(labels, size, "labels")
         held = _index_sets(sources, size, "sources") if sources is not None else [frozenset([i]) for i in range(size)]
@@ -165,17 +164,6 @@ def assert_no_leak(
         sources_of_t = [i for i in range(size) if t in held[i]]
         lines.append("reproduce: " + reproduce_command(mask, options, sources_of_t, p))
         raise AssertionError("\n".join(lines))
-
-
-def _with_names(mask, n, heads, batch, trust_code, convention) -> tuple[HeadMasks, list[str] | None]:
-    """:func:`_as_grid` and the names of the positions (None: plain indices; a spec names its streams)."""
-    __tracebackhide__ = True
-    if isinstance(mask, str):
-        from hasse.cli.masks_in import load_heads
-
-        named, grid = load_heads(mask, n, heads, batch, trust_code=trust_code, convention=convention)
-        return grid, list(named.names)
-    return _as_grid(mask, n, heads, batch, trust_code, convention), None
 
 
 def reproduce_command(mask, options: dict, sources: list[int], position: int) -> str:

@@ -328,11 +328,11 @@ def test_probe_matches_the_kernel_measured_directly(backend, device):
 
 
 def gpu_pattern(backend: str, device: str = "cpu"):
-    from hasse.gpu_check.check import mask_to_gpu_check
+    from hasse.gpu_check.check import run_check
     from hasse.gpu_check.config import StackConfig
 
     mask = np.array([[1, 0, 0, 0], [0, 0, 0, 0], [1, 1, 1, 0], [0, 1, 0, 1]], dtype=bool)
-    return mask, mask_to_gpu_check(mask, 1, backend, device, seeds=2, config=StackConfig(width=8, heads=2))
+    return mask, run_check(mask, 1, backend, device, seeds=2, config=StackConfig(width=8, heads=2))
 
 
 @pytest.mark.parametrize("backend", ["additive", "sdpa_float", "flex", "sdpa"])

@@ -28,16 +28,16 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
+from hasse.gpu_check import check as check_module  # noqa: E402
 from hasse.gpu_check import dependency as dependency_module  # noqa: E402
 from hasse.gpu_check.backends import make_attention, to_mha_mask  # noqa: E402
-from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check  # noqa: E402
+from hasse.gpu_check.check import dependency_check, run_check  # noqa: E402
 from hasse.gpu_check.compare import compare_backends  # noqa: E402
 from hasse.gpu_check.config import StackConfig, torch_threads  # noqa: E402
 from hasse.gpu_check.dependency import (  # noqa: E402
     NOISE_MARGIN,
     EmptyRowsError,
     classify,
-    dependency_check,
     dependent,
     noise_thresholds,
     observe_dependencies,
@@ -174,10 +174,10 @@ def same_norms(a: np.ndarray, b: np.ndarray, ulps: int = 4096) -> bool:
 
 def test_uninverted_mha_mask_is_reported_as_unexpected_dependencies():
     mask = mask_of("butterfly:n=4")
-    wrong = mask_to_gpu_check(mask, 1, "mha", invert_mha=False, config=SMALL).report
+    wrong = run_check(mask, 1, "mha", invert_mha=False, config=SMALL).report
     assert not wrong.agrees and wrong.unexpected
     assert all(not mask[q, k] and q != k for q, k in wrong.unexpected)  # reads exactly the blocked keys
-    right = mask_to_gpu_check(mask, 1, "mha", config=SMALL).report
+    right = run_check(mask, 1, "mha", config=SMALL).report
     assert right.agrees
 
 
@@ -265,8 +265,8 @@ def test_the_noise_rule_by_hand():
 
 def test_cli_states_the_noise_and_passes_a_clean_mask_on_a_noisy_kernel(capsys, monkeypatch):
     """The report of issue 20 (`causal:n=6 --backend flex`: 5 -> 4 norm 6.99e-16, FAIL) on a noisy FlexAttention."""
-    real = dependency_module.make_attention
-    monkeypatch.setattr(dependency_module, "make_attention", lambda *a, **k: noisy(real(*a, **k)))
+    real = check_module.make_attention
+    monkeypatch.setattr(check_module, "make_attention", lambda *a, **k: noisy(real(*a, **k)))
     code, out, err = cli(capsys, "causal:n=6", "--backend", "flex", "--device", "cpu")
     assert code == 0 and "verdict: PASS" in out, out + err
     assert "noise: the forward twice and with a zero perturbation differ by up to" in out
@@ -275,7 +275,7 @@ def test_cli_states_the_noise_and_passes_a_clean_mask_on_a_noisy_kernel(capsys, 
     assert code == 0 and data["passed"] and data["noise"]["rule"] == "measured" and data["noise"]["largest"] > 0
     assert len(data["noise"]["per_position"]) == data["positions"]
     assert not any(s["dependent"] for g in data["leak_gradients"] for s in g["gradients"])
-    monkeypatch.setattr(dependency_module, "make_attention", real)
+    monkeypatch.setattr(check_module, "make_attention", real)
     code, out, err = cli(capsys, "butterfly:n=4", "--device", "cpu", "--json")
     assert code == 0 and json.loads(out)["noise"]["rule"] == "exact" and json.loads(out)["noise"]["margin"] is None
 
@@ -357,7 +357,7 @@ def theory_pairs(task, layers):
 @pytest.mark.parametrize("spec", ["butterfly:n=5", "block_two_stream:n=8,block=2",
                                   "block_two_stream:n=6,block=3,variant=clique"])
 def test_clean_designs_have_exactly_zero_leak_gradients(spec, backend):
-    result = task_to_gpu_check(build_task(spec), 2, backend, config=SMALL)
+    result = run_check(build_task(spec), 2, backend, config=SMALL)
     assert result.passed and result.report.agrees
     assert all(s.norm == 0.0 for g in result.leak_gradients for s in g.gradients)
     assert len(result.leak_gradients) == len(build_task(spec).supervised)
@@ -371,7 +371,7 @@ BAD = [("bad_butterfly_self:n=4", 1), ("bad_butterfly_crossed:n=4", 2), ("bad_bu
 @pytest.mark.parametrize("spec,layers", BAD)
 def test_bad_designs_leak_exactly_where_theory_says(spec, layers):
     task = build_task(spec)
-    result = task_to_gpu_check(task, layers, "sdpa", config=SMALL)
+    result = run_check(task, layers, "sdpa", config=SMALL)
     leaks = find_leaks(task, layers).leaks_within()
     assert result.report.agrees
     assert nonzero_pairs(result) == theory_pairs(task, layers)
@@ -383,13 +383,13 @@ def test_bad_designs_leak_exactly_where_theory_says(spec, layers):
 
 def test_crossed_butterfly_leaks_only_from_depth_two():
     task = build_task("bad_butterfly_crossed:n=4")
-    assert not task_to_gpu_check(task, 1, config=SMALL).leaking
-    assert task_to_gpu_check(task, 2, config=SMALL).leaking
+    assert not run_check(task, 1, config=SMALL).leaking
+    assert run_check(task, 2, config=SMALL).leaking
 
 
 def test_packed_window_breaks_isolation_in_gradients():
     task = build_task("bad_packed_window:lengths=3+4,window=3")
-    result = task_to_gpu_check(task, 2, "sdpa", config=SMALL)
+    result = run_check(task, 2, "sdpa", config=SMALL)
     r = reach(task.mask, 2)
     group = {p: g for g, members in enumerate(task.isolate) for p in members}
     expected = {(p, j) for p in group for j in group if group[p] != group[j] and r[p, j]}
@@ -604,6 +604,6 @@ def test_cuda_dependency_pattern_equals_reach(backend):
 
 @CUDA
 def test_cuda_leak_gradients():
-    assert task_to_gpu_check(build_task("butterfly:n=8"), 2, "flex", "cuda", config=WIDE).passed
-    bad = task_to_gpu_check(build_task("bad_butterfly_self:n=8"), 2, "flex", "cuda", config=WIDE)
+    assert run_check(build_task("butterfly:n=8"), 2, "flex", "cuda", config=WIDE).passed
+    bad = run_check(build_task("bad_butterfly_self:n=8"), 2, "flex", "cuda", config=WIDE)
     assert bad.report.agrees and all(g.leaks for g in bad.leak_gradients)

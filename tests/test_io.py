@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from hasse.theory.errors import InputError, TooLargeError
-from hasse.theory.inputs.masks import load_mask
+from tests.mask_reading import load_mask
 from hasse.theory.mask import NamedMask
 from hasse.theory.user_code import ARGUMENT
 
@@ -620,10 +620,10 @@ def test_torch_mask_mod_runs_after_the_parent_used_torchs_thread_pool(tmp_path):
     code = textwrap.dedent(f"""
         import torch
         torch.randn(600, 600) @ torch.randn(600, 600)  # the parent's pool is running now
-        from hasse.gpu_check.mask_mod import torch_fallback_or_none
-        from hasse.theory.inputs.masks import load_mask
-        from hasse.theory.user_code import ARGUMENT
-        mask = load_mask({str(tmp_path / 'tm.py')!r} + ":m", n=8, code=ARGUMENT, fallback=torch_fallback_or_none())
+        from hasse.gpu_check.torch_masks import register_input_hooks
+        from hasse.theory.inputs.read import Reading, read
+        register_input_hooks()
+        mask = read({str(tmp_path / 'tm.py')!r} + ":m", Reading(n=8), accept=("mask",)).mask
         print(int(mask.matrix.sum()))
         """)
     env = dict(os.environ, OMP_NUM_THREADS="2")

@@ -19,7 +19,7 @@ import pytest
 import hasse
 from hasse.cli import main
 from hasse.theory.errors import InputError
-from hasse.theory.inputs.masks import source_kind
+from hasse.theory.inputs.forms import form_of
 from hasse.theory.inputs.calls import parse_call, split_function
 
 ATTN_GYM = '''\
@@ -164,12 +164,12 @@ def check_witness(path, mask: np.ndarray, position: int, source: int) -> None:
 # --- naming a mask_mod: split and parse, never eval ------------------------------------------
 
 
-def test_source_kind_classifies_factory_calls():
-    assert source_kind("f.py:g(3)") == "function"
-    assert source_kind('f.py:g(window=3, s="a:b")') == "function"
+def test_form_of_classifies_factory_calls():
+    assert form_of("f.py:g(3)") == "function"
+    assert form_of('f.py:g(window=3, s="a:b")') == "function"
     assert split_function('dir/f.py:g(window=3, s="x.py:h(1)")') == ("dir/f.py", 'g(window=3, s="x.py:h(1)")')
     assert split_function("f.py:g") == ("f.py", "g")
-    assert source_kind("causal:n=4") == "spec" and split_function("causal:n=4") is None
+    assert form_of("causal:n=4") == "spec" and split_function("causal:n=4") is None
 
 
 def test_parse_call_literals_only():

@@ -21,7 +21,7 @@ from hasse.cli import main
 from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
 from hasse.theory.mask import square_up
-from hasse.theory.inputs.masks import load_mask
+from tests.mask_reading import load_mask
 from hasse.theory.user_code import ARGUMENT  # a mask_mod named by the caller (issue 20)
 
 CACHE = 6  # cached positions before the decoded token
@@ -130,7 +130,7 @@ def test_decode_reports_carry_key_only(capsys, decode_file):
 def test_leak_report_carries_key_only(capsys, decode_file):
     """next-token prediction over the squared decode mask: the decoded token predicts x_{cache+1}... here the
     query is supervised with a cached token, so it leaks through the cache, and the report names the cache."""
-    from hasse.cli.leak import leak_json, leak_report
+    from hasse.views.leak_report import leak_json, leak_report
     from hasse.theory.leak import find_leaks
     from hasse.theory.task import make_task
 

@@ -24,11 +24,10 @@ torch = pytest.importorskip("torch")
 
 from hasse.cli import main  # noqa: E402
 from hasse.gpu_check import recurrence as recurrence_module  # noqa: E402
-from hasse.gpu_check import stack_check as stack_check_module  # noqa: E402
-from hasse.gpu_check.check import stack_to_gpu_check  # noqa: E402
+from hasse.gpu_check import check as check_module  # noqa: E402
+from hasse.gpu_check.check import dependency_check, run_check  # noqa: E402
 from hasse.gpu_check.config import StackConfig, torch_threads  # noqa: E402
 from hasse.gpu_check.recurrence import linear_scan, segment_starts  # noqa: E402
-from hasse.gpu_check.stack_check import stack_dependency_check  # noqa: E402
 from hasse.theory.catalog import build_task  # noqa: E402
 from hasse.theory.errors import InputError  # noqa: E402
 from hasse.theory.stack import reach_reference  # noqa: E402
@@ -93,7 +92,7 @@ def test_segment_starts_of_recurrent_patterns():
 def test_mixed_stack_agrees_with_the_numpy_reference(backend):
     stack = build_stack(MIXED, n=N)
     assert [layer.kind for layer in stack.layers] == ["attention"] * 3 + ["recurrent"]
-    report = stack_dependency_check(stack, backend=backend, config=SMALL, seeds=2)
+    report = dependency_check(stack, backend=backend, config=SMALL, seeds=2)
     want = reach_reference(masks_of(stack), stack.depth)
     assert report.layers == 4
     assert report.unexpected == () and report.missing == ()
@@ -106,7 +105,7 @@ def test_mixed_stack_agrees_with_the_numpy_reference(backend):
 @pytest.mark.parametrize("layers", (1, 3, 5))
 def test_local_stack_at_other_depths_cycles_its_layers(backend, layers):
     stack = build_stack(LOCAL, n=N)
-    report = stack_dependency_check(stack, layers, backend, config=SMALL, seeds=2)
+    report = dependency_check(stack, layers, backend, config=SMALL, seeds=2)
     want = reach_reference(masks_of(stack), layers)
     assert report.agrees and np.array_equal(report.observed, want)
     assert not want[N - 1, 0]  # the pattern has zeros for the checks below to read
@@ -114,7 +113,7 @@ def test_local_stack_at_other_depths_cycles_its_layers(backend, layers):
 
 def test_repeated_stack_through_the_api():
     stack = build_stack(LOCAL, n=N, repeat=2)
-    result = stack_to_gpu_check(stack, config=SMALL, seeds=1)
+    result = run_check(stack, config=SMALL, seeds=1)
     assert result.passed and result.kind == "stack" and result.report.layers == 6
     assert np.array_equal(result.report.observed, reach_reference(masks_of(stack), 6))
 
@@ -125,15 +124,15 @@ def test_repeated_stack_through_the_api():
 def test_planted_wrong_mask_is_caught(monkeypatch):
     """The causal layer given its transpose (keys and queries swapped): future pairs show up, past ones go."""
     stack = build_stack(MIXED, n=N)
-    real = stack_check_module.layer_attention
+    real = check_module.layer_attention
 
     def wrong(layer, backend, device="cpu", **kw):
         if layer.spec.startswith("causal"):
             layer = type(layer)(layer.mask.T.copy(), layer.spec, layer.kind)
         return real(layer, backend, device, **kw)
 
-    monkeypatch.setattr(stack_check_module, "layer_attention", wrong)
-    report = stack_dependency_check(stack, config=SMALL, seeds=2)
+    monkeypatch.setattr(check_module, "layer_attention", wrong)
+    report = dependency_check(stack, config=SMALL, seeds=2)
     buggy = [m.T if layer.spec.startswith("causal") else m for m, layer in zip(masks_of(stack), stack.layers)]
     expected = reach_reference(buggy, 4) & ~reach_reference(masks_of(stack), 4)
     assert expected.any()
@@ -145,7 +144,7 @@ def test_planted_wrong_mask_is_caught(monkeypatch):
 @pytest.mark.parametrize("backend", ("manual", "flex"))
 def test_planted_recurrence_without_reset_is_caught(monkeypatch, backend):
     stack = build_stack(LOCAL, n=N)
-    assert stack_dependency_check(stack, backend=backend, config=SMALL, seeds=1).agrees
+    assert dependency_check(stack, backend=backend, config=SMALL, seeds=1).agrees
 
     def no_reset(mask, source=None):
         starts = np.zeros(np.asarray(mask).shape[0], dtype=bool)
@@ -153,7 +152,7 @@ def test_planted_recurrence_without_reset_is_caught(monkeypatch, backend):
         return starts
 
     monkeypatch.setattr(recurrence_module, "segment_starts", no_reset)
-    report = stack_dependency_check(stack, backend=backend, config=SMALL, seeds=1)
+    report = dependency_check(stack, backend=backend, config=SMALL, seeds=1)
     buggy = [causal(N) if layer.kind == "recurrent" else layer.mask for layer in stack.layers]
     expected = reach_reference(buggy, 3) & ~reach_reference(masks_of(stack), 3)
     assert expected.any()
@@ -162,9 +161,9 @@ def test_planted_recurrence_without_reset_is_caught(monkeypatch, backend):
 
 def test_planted_reversed_layer_order_is_caught(monkeypatch):
     stack = build_stack(LOCAL, n=N)
-    real = stack_check_module.layer_attentions
-    monkeypatch.setattr(stack_check_module, "layer_attentions", lambda *a, **kw: real(*a, **kw)[::-1])
-    report = stack_dependency_check(stack, config=SMALL, seeds=2)
+    real = check_module.layer_attentions
+    monkeypatch.setattr(check_module, "layer_attentions", lambda *a, **kw: real(*a, **kw)[::-1])
+    report = dependency_check(stack, config=SMALL, seeds=2)
     expected = reach_reference(masks_of(stack)[::-1], 3) & ~reach_reference(masks_of(stack), 3)
     assert expected.any()
     assert set(report.unexpected) == pairs(expected)
@@ -176,7 +175,7 @@ def test_planted_reversed_layer_order_is_caught(monkeypatch):
 def test_task_through_a_stack_leaks_where_theory_says():
     task = build_task("butterfly:n=3")
     stack = build_stack("causal x2", n=task.size)
-    result = stack_to_gpu_check(stack, task=task, config=SMALL, seeds=2)
+    result = run_check(task, stack=stack, config=SMALL, seeds=2)
     theory = find_stack_leaks(task, stack, 2)
     assert result.kind == "task" and result.report.agrees and result.gradients_match_theory
     assert {(x.position, x.source) for x in theory.leaks_within()} == {(x.position, x.source)
@@ -188,7 +187,7 @@ def test_task_through_a_stack_leaks_where_theory_says():
 
 def test_task_of_another_size_is_refused():
     with pytest.raises(InputError, match="positions"):
-        stack_to_gpu_check(build_stack("causal", n=4), task=build_task("butterfly:n=3"), seeds=1)
+        run_check(build_task("butterfly:n=3"), stack=build_stack("causal", n=4), seeds=1)
 
 
 # --------------------------------------------------------------------------- command line
@@ -300,7 +299,7 @@ def test_prepared_device_run_takes_a_stack_subject(tmp_path):
 @pytest.mark.parametrize("backend", ("manual", "sdpa", "flex", "mha"))
 def test_cuda_mixed_stack_agrees(backend):
     stack = build_stack(MIXED, n=N)
-    report = stack_dependency_check(stack, backend=backend, device="cuda", config=StackConfig(width=32, heads=2),
+    report = dependency_check(stack, backend=backend, device="cuda", config=StackConfig(width=32, heads=2),
                                     seeds=2)
     assert report.method == "vjp" and report.agrees
     assert np.array_equal(report.observed, reach_reference(masks_of(stack), stack.depth))

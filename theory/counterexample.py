@@ -40,7 +40,7 @@ from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError, TooLargeError, clip
 from hasse.theory.limits import MAX_SEARCH_N, MEMORY_BYTES, number_text
 from hasse.theory.leak import Flow, Leak, LeakReport, find_leaks
-from hasse.theory.inputs.masks import source_kind
+from hasse.theory.inputs.read import kind_of
 from hasse.theory.task import Task
 from hasse.theory.inputs.tasks import task_from_dict
 
@@ -116,7 +116,7 @@ class Counterexample:
 
 
 def _is_file_design(design: str) -> bool:
-    return source_kind(design) == "function"
+    return kind_of(design) == "function"
 
 
 def design_fixes_n(design: str) -> bool:

@@ -124,8 +124,8 @@ def refuse(rows: tuple[int, ...], source: str | None = None) -> InputError:
     """The error of policy ``error``: one line naming the rows."""
     shown = ", ".join(map(str, rows[:10])) + (" …" if len(rows) > 10 else "")
     return InputError(f"{len(rows)} empty row(s) (queries attending no key, not even themselves): {shown}; "
-                      "kernels disagree there (every key, zeros or NaN): choose empty_rows attend-all or "
-                      "attend-none", source)
+                      "kernels disagree there (every key, zeros or NaN): choose {empty_rows} attend-all or "
+                      "attend-none", source, param="empty_rows")
 
 
 def apply_empty_row_policy(mask: np.ndarray, policy: str, source: str | None = None,

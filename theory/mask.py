@@ -147,7 +147,8 @@ def square_up(matrix, queries: str | None = "end", source: str = "mask") -> tupl
         return square, tuple(range(k)), "memory"
     if q > k:
         raise InputError(f"{q} query rows but {k} key column{'s' if k != 1 else ''}: more queries than keys "
-                         "cannot be the last keys; read it as cross-attention with queries=separate", source)
+                         "cannot be the last keys; read it as cross-attention with {queries=separate}", source,
+                         param="queries")
     if q == k:
         return mask, (), ""
     check_positions(k, source)  # before the (K, K) square: a row of 10^6 keys is refused here

@@ -29,10 +29,14 @@ A sliding window of ``w`` means ``w`` keys, the query included (transformers'
 
 from __future__ import annotations
 
+import re
+
+from hasse.theory.errors import InputError
+from hasse.theory.inputs.forms import form_of
 from hasse.theory.masks import causal, chunked, sliding_window
 from hasse.theory.limits import check_stack_layers
 from hasse.theory.params import N, require_at_least, require_positive
-from hasse.theory.spec import Entry, Param, register
+from hasse.theory.spec import Entry, Param, get_entry, parse_spec, register
 from hasse.theory.stack import LayerStack, StackLayer
 
 SCALE = Param("scale", "int", default=1, help="divide window and chunk sizes by this (>= 1)")
@@ -130,3 +134,27 @@ ENTRIES = (
 for _entry in ENTRIES:  # registered here, once; theory.catalog imports this module after the tasks
     register(_entry)
 del _entry
+
+
+REPEATED_LAYER = re.compile(r"\s[x×]\s*\d+\s*(,|$)")  # "causal x2": a layer repeated, in a list of layers
+
+
+def names_a_preset(text) -> bool:
+    """Whether ``text`` names a model preset (``gemma3:n=4096``): a whole stack, not one mask or a list of layers.
+
+    The one predicate (:func:`theory.inputs.read.kind_of` asks it).
+
+    >>> names_a_preset("gemma3:n=64"), names_a_preset("causal:n=4"), names_a_preset("mask.npy")
+    (True, False, False)
+    >>> names_a_preset("gemma3:n=64; causal"), names_a_preset(None)
+    (False, False)
+    """
+    if not isinstance(text, str) or not text.strip() or ";" in text or REPEATED_LAYER.search(text):
+        return False
+    if form_of(text) != "spec":
+        return False
+    try:
+        get_entry(parse_spec(text)[0].strip(), "stack")
+    except InputError:
+        return False
+    return True

@@ -58,9 +58,9 @@ def command_modules() -> tuple:
     """One module of hasse.cli per command, in the order ``hasse --help`` lists them. Every other module of
     hasse.cli is shared by the commands (argument helpers, the --train-demo options), never a command."""
     from hasse.cli import analyze, audit, catalog, certificate, counterexample, demo, equiv, gpu_check, leak, merge
-    from hasse.cli import prove, prove_mask
+    from hasse.cli import flow, prove, prove_mask
 
-    return (analyze, leak, counterexample, merge, prove, prove_mask, equiv, certificate, gpu_check, audit, catalog,
+    return (analyze, leak, flow, counterexample, merge, prove, prove_mask, equiv, certificate, gpu_check, audit, catalog,
             demo)
 
 

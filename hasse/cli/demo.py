@@ -130,23 +130,23 @@ def _gpu_section(tour: Tour) -> None:
     if not has_torch():
         _section(f"8. Real attention layers: skipped (torch is not installed: {INSTALL})")
         return
-    from hasse.gpu_check.check import mask_to_gpu_check, task_to_gpu_check
+    from hasse.gpu_check.check import run_check
     from hasse.gpu_check.config import torch_threads
     from hasse.theory.catalog import build_task
 
     _section("8. Real attention layers (gpu_check, CPU, float64): gradients vs the theory")
     with torch_threads(1):
         spec = "sliding_window:n=12,w=3"
-        r = mask_to_gpu_check(build_mask(spec).matrix, 2, "sdpa").report
+        r = run_check(build_mask(spec).matrix, 2, "sdpa").report
         tour.check(f"{spec}, 2 layers, SDPA: d out_q / d x_k is nonzero exactly on R(2) "
                    f"({int(r.theory.sum())} of {r.theory.size} pairs), 3 seeds", r.agrees)
-        clean = task_to_gpu_check(build_task("butterfly:n=4"), backend="mha")
+        clean = run_check(build_task("butterfly:n=4"), backend="mha")
         tour.check("butterfly:n=4, nn.MultiheadAttention (mask inverted): leak gradients of all "
                    f"{len(clean.leak_gradients)} predictions exactly 0", clean.passed)
-        bad = task_to_gpu_check(build_task("bad_butterfly_self:n=4"), backend="sdpa")
+        bad = run_check(build_task("bad_butterfly_self:n=4"), backend="sdpa")
         tour.check("bad_butterfly_self:n=4: nonzero leak gradient at every P_k, where `hasse leak` names the leaks",
                    all(g.leaks for g in bad.leak_gradients) and bad.report.agrees and bad.gradients_match_theory)
-        wrong = mask_to_gpu_check(build_mask("butterfly:n=4").matrix, backend="mha", invert_mha=False).report
+        wrong = run_check(build_mask("butterfly:n=4").matrix, backend="mha", invert_mha=False).report
         tour.check(f"the kit's mask handed to MultiheadAttention uninverted: {len(wrong.unexpected)} unexpected "
                    "dependencies caught", len(wrong.unexpected) > 0)
 

@@ -13,6 +13,8 @@ torch-related lives in ``gpu_check/``, imported only after that check.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from hasse.cli.masks_in import (add_code_timeout_argument, add_convention_argument, add_heads_batch_arguments,
                                 add_stack_arguments)
 from hasse.cli.parsers import add_command, integer
@@ -187,66 +189,126 @@ def run(args) -> int:
         return _check(args, device)
 
 
+class Subject(NamedTuple):
+    """What gpu-check runs and how it names it."""
+
+    checked: object  # a mask (n, n), a Task, or None (a stack alone)
+    stack: object  # the LayerStack of --stack or of a preset given as MASK (None: one mask at every block)
+    grid: object  # a MASK's masks per batch row and head (None: a task or a stack)
+    label: str  # how the report names it
+    names: list  # position names
+    head: dict  # the JSON header
+
+
 def _check(args, device: str) -> int:
     """Read the subject, guard its size, run the one check (each distinct batch row of a mask), print."""
     from hasse.gpu_check.check import run_check
 
-    subject, stack, grid, label, names = _read(args)
-    if stack is not None:
-        layers = stack.depth if args.layers is None else args.layers
-        check_positions(stack.n, args.seeds, layers, device)
+    s = _read(args)
+    if s.stack is not None:
+        layers = s.stack.depth if args.layers is None else args.layers
+        check_positions(s.stack.n, args.seeds, layers, device)
         if layers > MAX_LAYERS:
-            raise InputError(f"the stack has {stack.depth} layers: more than {MAX_LAYERS} real blocks are not built; "
-                             "give --layers L (R(L) of any depth: `hasse leak --stack`)", stack.spec)
+            raise InputError(f"the stack has {s.stack.depth} layers: more than {MAX_LAYERS} real blocks are not "
+                             "built; give --layers L (R(L) of any depth: `hasse leak --stack`)", s.stack.spec)
     else:
-        _guard_default_depth(args, subject.mask if grid is None else grid.masks[0].any(axis=0), device)
-    if grid is not None and grid.batch_rows > 1:
-        return _run_batch_rows(args, device, grid, label, names)
-    result = run_check(subject if grid is None else subject.matrix, args.layers, args.backend, device, stack=stack,
-                       seeds=args.seeds, label=label)
-    if stack is not None and subject is None:  # as analyze: the stack as given, its canonical spec
-        head = json_header("gpu-check", args.stack or args.subject, stack.spec)
-    else:
-        head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask" if grid is not None else "task"))
-    return _emit(args, {**head, "mode": "check", **gpu_check_json(result, label)},
-                 lambda: gpu_check_report(result, label, names), result.passed)
+        _guard_default_depth(args, s.checked if s.grid is not None else s.checked.mask, device)
+    if s.grid is not None and s.grid.batch_rows > 1:
+        return _run_batch_rows(args, device, s)
+    result = run_check(s.checked, args.layers, args.backend, device, stack=s.stack, seeds=args.seeds, label=s.label)
+    return _emit(args, {**s.head, "mode": "check", **gpu_check_json(result, s.label)},
+                 lambda: gpu_check_report(result, s.label, s.names), result.passed)
 
 
-def _read(args):
-    """``(subject, stack, grid, label, names)``: a Task or a NamedMask (None: a stack alone), the LayerStack
-    of --stack or of a preset given as MASK, a mask's masks per batch row and head, how the report names it."""
+def _read(args) -> Subject:
+    """MASK|TASK and --stack (or a preset given as MASK: the whole stack), each read once."""
+    from hasse.cli.masks_in import load_heads, load_stack
+    from hasse.gpu_check.mask_mod import torch_fallback_or_none
+    from hasse.gpu_check.torch_masks import torch_reader_or_none
     from hasse.theory.inputs.tasks import load_task, names_a_task
     from hasse.views.stack_report import is_preset
-    from hasse.cli.masks_in import load_heads, load_stack
 
     text = args.stack if args.stack is not None else args.subject if is_preset(args.subject) else None
     if text is None and args.subject is None:
         raise InputError("give a MASK or TASK, or --stack SPEC (with --n N when its layers have no size)")
-    subject, grid = None, None
-    if text is None or args.stack is not None and args.subject is not None:
+    task = named = grid = None
+    if args.subject is not None and args.subject != text:
         if names_a_task(args.subject):
             if text is None and (args.heads is not None or args.batch is not None):
                 raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", args.subject)
-            subject = load_task(args.subject, trust_code=args.trust_code)
-            if text is not None and args.n is not None and args.n != subject.size:
-                raise InputError(f"--n {args.n}: the task has {subject.size} positions", args.subject)
+            task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none(),
+                             torch_reader=torch_reader_or_none())
+            if text is not None and args.n is not None and args.n != task.size:
+                raise InputError(f"--n {args.n}: the task has {task.size} positions", args.subject)
         elif text is not None:
             raise InputError("--stack gives every layer's mask: give a TASK with it (its inputs and labels run "
                              "through the stack) or no MASK at all", args.subject)
         else:
-            subject, grid = load_heads(args.subject, n=args.n, heads=args.heads, batch=args.batch,
-                                       trust_code=args.trust_code, convention=args.convention)
-            if subject.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
-                raise InputError(f"gpu-check runs square masks only; this one has {subject.queries} query row(s) "
-                                 f"and {subject.n} key columns (key-only {subject.key_only_kind} positions); check it "
+            named, grid = load_heads(args.subject, n=args.n, heads=args.heads, batch=args.batch,
+                                     trust_code=args.trust_code, convention=args.convention)
+            if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
+                raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) "
+                                 f"and {named.n} key columns (key-only {named.key_only_kind} positions); check it "
                                  "with hasse analyze / flow, or give the full square mask", args.subject)
     stack = None
     if text is not None:
-        stack = load_stack(text, subject.size if subject is not None else args.n, args.repeat,
+        stack = load_stack(text, task.size if task is not None else args.n, args.repeat,
                            trust_code=args.trust_code, convention=args.convention)
-        if subject is not None and stack.n != subject.size:
-            raise InputError(f"the stack has {stack.n} positions, the task {subject.size}", args.subject)
-    if subject is None:
-        return None, stack, None, stack.spec, [str(i) for i in range(stack.n)]
-    label = (subject.spec if grid is not None else subject.name) or args.subject
-    return subject, stack, grid, label, subject.names
+        if task is not None and stack.n != task.size:
+            raise InputError(f"the stack has {stack.n} positions, the task {task.size}", args.subject)
+    if task is not None:
+        head = json_header("gpu-check", args.subject, spec_of(args.subject, "task"))
+        return Subject(task, stack, None, task.name or args.subject, task.names, head)
+    if named is not None:
+        head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask"))
+        return Subject(named.matrix, None, grid, named.spec or args.subject, named.names, head)
+    head = json_header("gpu-check", text, stack.spec)  # as analyze: the stack as given, its canonical spec
+    return Subject(None, stack, None, stack.spec, [str(i) for i in range(stack.n)], head)
+
+
+def _guard_default_depth(args, mask, device: str) -> None:
+    """The size guard at the depth that will run, and a warning when the default depth is cut at its cap."""
+    from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers
+
+    check_positions(mask.shape[0], args.seeds, args.layers if args.layers is not None else lambda: default_layers(mask),
+                    device)
+    if args.layers is None and not args.json:
+        from hasse.theory.order import mask_to_order
+
+        depth = mask_to_order(mask).convergence_depth
+        if depth > MAX_DEFAULT_LAYERS:
+            warn(f"convergence depth L* = {depth}: checking L = {default_layers(mask)} layers (give --layers)")
+
+
+def _run_batch_rows(args, device: str, s: Subject) -> int:
+    """Every batch row of a MASK checked on its own (its union over heads, as batch row 0 alone would be);
+    equal rows are checked once. The report is the first failing row's (else row 0's), with every row's verdict."""
+    from hasse.gpu_check.check import run_check
+
+    masks = [s.grid.masks[b].any(axis=0) for b in range(s.grid.batch_rows)]
+    distinct = {m.tobytes(): m for m in masks}
+    if len(distinct) > MAX_BATCH_ROWS:
+        raise InputError(f"gpu-check runs each batch row for real: at most {MAX_BATCH_ROWS} distinct batch rows, got "
+                         f"{len(distinct):,} (check fewer rows, e.g. a slice of the array)", args.subject)
+    done = {key: run_check(m, args.layers, args.backend, device, seeds=args.seeds, label=s.label)
+            for key, m in distinct.items()}
+    results = [done[m.tobytes()] for m in masks]
+    worst = next((b for b, r in enumerate(results) if not r.passed), 0)
+    rows = [{"batch": b, "passed": r.passed, "unexpected": len(r.report.unexpected),
+             "missing": len(r.report.missing)} for b, r in enumerate(results)]
+    label = f"{s.label} [batch row {worst} of {s.grid.batch_rows}]"
+    verdicts = ", ".join(f"{r['batch']}: {'PASS' if r['passed'] else 'FAIL'}" for r in rows)
+    return _emit(args, {**s.head, "mode": "check", **gpu_check_json(results[worst], label), "batch_rows": rows,
+                        "batch_row": worst},
+                 lambda: (f"{len(rows)} batch rows: {verdicts}; batch row {worst} in full:\n"
+                          + gpu_check_report(results[worst], label, s.names)),
+                 all(r.passed for r in results))
+
+
+def _emit(args, data: dict, report, passed: bool) -> int:
+    """The JSON object (``--json``, ``--out``) or the report (``report()``); exit 0 when ``passed``."""
+    if not ((args.json or args.out) and emit_json(args, data)):
+        print(report())
+        if args.out:
+            print(f"JSON written to {args.out}")
+    return 0 if passed else 1

@@ -169,11 +169,11 @@ def _check_layers(layers: int | None) -> None:
 
 def _preset_as_stack(args, dest: str) -> None:
     """A model preset given as TASK|MASK (``gemma3:n=64``) means ``--stack`` that preset, as in hasse analyze."""
-    from hasse.views.stack_report import is_preset
+    from hasse.theory.inputs.read import kind_of
 
     given = getattr(args, dest)
     args.stack_input = None
-    if given is not None and is_preset(given):
+    if given is not None and kind_of(given) == "preset":
         if args.stack is not None:
             raise InputError(f"a model preset is a stack: give it as MASK or as --stack, not both "
                              f"(--stack {args.stack!r})", given)
@@ -208,15 +208,12 @@ def load_leak_subject(source, n: int | None = None, trust_code: bool = False, *,
     ``BlockMask`` or a NamedMask from the API) and checked as
     :func:`theory.task_io.next_token_task`.
     """
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
     from hasse.cli.masks_in import apply_policy, load_heads
-    from hasse.theory.inputs.tasks import load_task, names_a_task, next_token_task
+    from hasse.theory.inputs.read import kind_of
+    from hasse.theory.inputs.tasks import load_task, next_token_task
 
-    if isinstance(source, Task) or isinstance(source, str) and names_a_task(source):
-        from hasse.gpu_check.torch_masks import torch_reader_or_none
-
-        task = source if isinstance(source, Task) else load_task(
-            source, trust_code=trust_code, fallback=torch_fallback_or_none(), torch_reader=torch_reader_or_none())
+    if isinstance(source, Task) or isinstance(source, str) and kind_of(source) == "task":
+        task = source if isinstance(source, Task) else load_task(source, trust_code=trust_code)
         label = source if isinstance(source, str) else task.name or None
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", label)
@@ -636,10 +633,10 @@ def stack_leak_report(task: Task, stack, flow, report: LeakReport, *, ascii: boo
 def stack_subject(args) -> tuple[Task | None, bool]:
     """``(task, bare)`` of ``hasse leak [TASK] --stack SPEC``: the TASK, or ``(None, True)`` for next-token
     prediction through the stack (built by the caller once the stack's size is known)."""
-    from hasse.theory.inputs.tasks import names_a_task
+    from hasse.theory.inputs.read import kind_of
 
     if args.task is not None:
-        if not names_a_task(args.task):
+        if kind_of(args.task) != "task":
             raise InputError("with --stack the layers are the masks: give a TASK (its inputs and labels) or no "
                              "argument (next-token prediction through the stack), not a MASK", args.task)
         (task,), _, _ = load_leak_subject(args.task, args.n, args.trust_code)

@@ -1,24 +1,22 @@
-"""Resolve a MASK argument (spec, file or mask_mod) for the commands, with its reading options.
+"""The arguments every command that reads a MASK, TASK or stack shares, and their :class:`Reading`.
 
-The options every command that takes a MASK shares: ``--heads H`` and ``--batch B``
-(the ranges over which a ``file.py:mask_mod`` that reads ``h`` or ``b`` is evaluated,
-:mod:`theory.heads`) and ``--empty-rows`` (how queries attending no key are read,
-:mod:`theory.empty_rows`).
+``--heads H`` and ``--batch B`` (the ranges over which a ``file.py:mask_mod`` that
+reads ``h`` or ``b`` is evaluated, :mod:`theory.heads`), ``--queries``/``--kv-len``,
+``--convention``, ``--trust-code``, ``--timeout``, ``--empty-rows`` (how queries
+attending no key are read, :mod:`theory.empty_rows`), ``--stack``/``--repeat``;
+:func:`reading_of` turns them into the options of :func:`hasse.theory.inputs.read.read`.
 """
 
 from __future__ import annotations
 
-import os
-
-from hasse.cli.parsers import integer
-from hasse.theory.empty_rows import POLICIES, EmptyRows
-from hasse.theory.errors import InputError, TooLargeError
-from hasse.theory.mask import KEY_ONLY_KINDS, QUERY_LAYOUTS, NamedMask
+from hasse.cli.parsers import flagged, integer
+from hasse.theory.empty_rows import POLICIES
+from hasse.theory.errors import InputError
 from hasse.theory.inputs.arrays import CONVENTIONS
-from hasse.theory.inputs.mask_mod import RangeNeeded
+from hasse.theory.inputs.read import Reading, read
+from hasse.theory.mask import QUERY_LAYOUTS, NamedMask
 from hasse.theory.user_code import ARGUMENT
 
-OPTIONS = {"h": "--heads H", "b": "--batch B"}
 
 
 def add_heads_batch_arguments(p, fails: str | None = None) -> None:
@@ -39,6 +37,12 @@ def add_range_arguments(p) -> None:
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json mask whose 'mask' names file.py:function run it, at --n (default: refused)")
     add_code_timeout_argument(p)
+
+
+def add_trust_code_argument(p) -> None:
+    """``--trust-code`` of a command that reads task files: code a task's ``mask`` names may run."""
+    p.add_argument("--trust-code", action="store_true",
+                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
 
 
 def add_code_timeout_argument(p, work: str | None = None) -> None:
@@ -82,21 +86,6 @@ def query_options(args) -> dict:
             "trust_code": bool(getattr(args, "trust_code", False))}
 
 
-def key_only_line(key_only, kind: str) -> str | None:
-    """The report line naming key-only positions (None when there are none).
-
-    >>> key_only_line(range(10), "cache")
-    'key-only positions (KV cache, feed the queries, attend nothing): 0-9'
-    """
-    from hasse.views.render_text import _ranges
-
-    key_only = list(key_only)
-    if not key_only:
-        return None
-    what = KEY_ONLY_KINDS.get(kind, "keys only")
-    return f"key-only positions ({what}, feed the queries, attend nothing): {', '.join(_ranges(key_only))}"
-
-
 def add_empty_rows_argument(p, default: str) -> None:
     """``--empty-rows attend-all|attend-none|error`` with the command's default."""
     p.add_argument("--empty-rows", choices=POLICIES, default=default,
@@ -105,51 +94,24 @@ def add_empty_rows_argument(p, default: str) -> None:
                         f"(default {default})")
 
 
-def flagged(exc: InputError) -> InputError:
-    """The error in the command line's words (``--heads H``, ``--empty-rows``)."""
-    if isinstance(exc, RangeNeeded):
-        return exc.with_option(OPTIONS[exc.axis])
-    text = str(exc).replace("choose empty_rows attend-all or attend-none", "choose --empty-rows attend-all or "
-                            "attend-none")
-    text = text.replace("with queries=separate", "with --queries separate").replace("kv_len", "--kv-len")
-    text = text.replace("heads and batch apply to", "--heads and --batch apply to").replace(
-        "heads = ", "--heads ").replace("batch = ", "--batch ")
-    if text == str(exc):
-        return exc
-    return type(exc)(text) if type(exc) in (InputError, TooLargeError) else InputError(text)
+def reading_of(args, **given) -> Reading:
+    """The :class:`~hasse.theory.inputs.read.Reading` of a command's arguments (absent options: defaults).
+
+    ``given`` overrides a field (``n=task.size``, ``code=None``).
+    """
+    fields = {"n": getattr(args, "n", None), "heads": getattr(args, "heads", None),
+              "batch": getattr(args, "batch", None), "queries": getattr(args, "queries", None),
+              "kv_len": getattr(args, "kv_len", None), "convention": getattr(args, "convention", None) or "auto",
+              "trust_code": bool(getattr(args, "trust_code", False)), "repeat": getattr(args, "repeat", None) or 1}
+    return Reading(**{**fields, **given})
 
 
 def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
          trust_code: bool = False, convention: str = "auto", code=ARGUMENT) -> NamedMask:
-    """Load a mask the way every command reads its MASK argument.
-
-    A ``mask_mod`` written with torch ops is evaluated with torch when it is installed
-    (:func:`hasse.gpu_check.mask_mod.torch_fallback_or_none`). A mask_mod needs its
-    size; the message names the command-line option ``--n``. A mask_mod that reads
-    ``h`` or ``b`` is refused here (``--heads``/``--batch`` go through :func:`load_heads`).
-    ``queries`` and ``kv_len`` read a non-square mask (:func:`theory.mask_io.load_mask`).
-    ``trust_code`` (``--trust-code``) lets a ``.json`` mask name a mask_mod to run.
-    ``code``: the leave to run ``source`` itself when it is ``file.py:mask_mod``
-    (:data:`theory.user_code.ARGUMENT`: typed on the command line or passed by an API
-    caller; a layer read from a stack file passes None).
-    ``convention`` (``--convention``) reads an array's values; ``.pt`` files are read
-    with torch (:func:`hasse.gpu_check.torch_masks.read_torch`) when it is installed.
-    An array with batch rows gives batch row 0 (its spec says so).
-    """
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.gpu_check.torch_masks import torch_reader_or_none
-    from hasse.theory.inputs.masks import load_mask, source_kind
-    from hasse.theory.inputs.calls import split_function
-
-    path, function = split_function(source) or ("", "")
-    if n is None and source_kind(source) == "function" and function and os.path.isfile(path):
-        raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
-    if kv_len is not None and n is None and source_kind(source) == "function":
-        raise InputError("--kv-len K needs --n Q, the number of queries", source)
+    """``read(source, accept=("mask",)).first_row()``, errors in the command line's words."""
+    reading = Reading(n=n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention, code=code)
     try:
-        return load_mask(source, n=n, fallback=torch_fallback_or_none(), queries=queries, kv_len=kv_len,
-                         trust_code=trust_code, convention=convention, torch_reader=torch_reader_or_none(),
-                         code=code)
+        return read(source, reading, accept=("mask",)).first_row()
     except InputError as exc:
         raise flagged(exc) from None
 
@@ -157,70 +119,14 @@ def load(source: str, n: int | None = None, *, queries: str | None = None, kv_le
 def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
                queries: str | None = None, kv_len: int | None = None, trust_code: bool = False,
                convention: str = "auto", code=ARGUMENT):
-    """``(NamedMask, HeadMasks)``: the MASK argument and its masks per batch row and head.
-
-    For a ``file.py:mask_mod``, ``heads`` and ``batch`` are the declared ranges
-    (:func:`theory.heads.mask_mod_grid`); the NamedMask holds batch row 0's union
-    over heads. A ``.npy``/``.pt`` array of rank 3 or 4 gives its heads and batch rows
-    (``heads`` splits a ``(B * H, Q, K)`` array; :func:`theory.mask_io.load_mask_grid`).
-    A spec or 0/1 rows are one matrix, for which they are refused. ``code``: as :func:`load`.
-    """
-    from hasse.theory.heads import load_mask_mod_grid, single
-    from hasse.theory.inputs.masks import source_kind
-
-    for value, flag in ((heads, "--heads"), (batch, "--batch")):
-        if value is not None and value < 1:
-            raise InputError(f"{flag} must be a positive integer, got {value}")
-    if not isinstance(source, str) or source_kind(source) != "function":  # the API passes arrays and BlockMasks
-        return _load_grid(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
-                          convention=convention)
-    if heads is None and batch is None:
-        named = load(source, n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention,
-                     code=code)
-        return named, single(named.matrix, named.key_only, named.key_only_kind)
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.theory.mask import default_names
-    from hasse.theory.inputs.calls import split_function
-    from hasse.theory.user_code import TRUSTED
-
-    path, function = split_function(source)
-    if n is None:
-        raise InputError("a mask_mod needs --n, the number of positions to evaluate it on", source)
-    named = load_heads_named(source, path, function, n)  # checks the file and the function
-    try:  # the file, its factory call (once) and every head in one bounded run
-        grid = load_mask_mod_grid(path, function, source, n, heads, batch, fallback=torch_fallback_or_none(),
-                                  kv_len=kv_len, queries=queries, permission=TRUSTED if trust_code else code)
-    except InputError as exc:
-        raise flagged(exc) from None
-    return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), source, grid.key_only,
-                     grid.key_only_kind), grid
-
-
-def _load_grid(source: str, n, heads, batch, **options):
-    """``(NamedMask, HeadMasks)`` of a spec or file (:func:`theory.mask_io.load_mask_grid`), errors flagged."""
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.gpu_check.torch_masks import torch_reader_or_none
-    from hasse.theory.inputs.masks import load_mask_grid
-
+    """``(NamedMask, HeadMasks)`` of ``read(source, accept=("mask",))``, errors in the command line's words."""
+    reading = Reading(n=n, heads=heads, batch=batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
+                      convention=convention, code=code)
     try:
-        return load_mask_grid(source, n=n, heads=heads, batch=batch, fallback=torch_fallback_or_none(),
-                              torch_reader=torch_reader_or_none(), **options)
+        subject = read(source, reading, accept=("mask",))
     except InputError as exc:
         raise flagged(exc) from None
-
-
-def load_heads_named(source: str, path: str, function: str, n: int) -> int:
-    """Check that ``path`` holds ``function`` (errors as :func:`theory.mask_mod.load_mask_mod` gives them); ``n``."""
-    from hasse.theory.inputs.mask_mod import check_n
-
-    if not function:
-        raise InputError("needs a function name after ':' (file.py:function)", source)
-    if not os.path.isfile(path):
-        raise InputError("no such file" if not os.path.exists(path) else "is not a file", path)
-    from hasse.theory.atomic_file import note_read
-
-    note_read(path)  # a file the command reads: no output may replace it
-    return check_n(n, source)
+    return subject.mask, subject.grid
 
 
 def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
@@ -229,11 +135,6 @@ def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
         return grid.layer(b, policy, source)
     except InputError as exc:
         raise flagged(exc) from None
-
-
-def empty_rows_line(found: EmptyRows) -> str | None:
-    """The report line naming the empty rows, the policy and the kernels (None when there are none)."""
-    return found.describe() if found.rows else None
 
 
 STACK_HELP = ("a mask per layer, first layer first: 'sliding_window:w=4 x5, causal x1' (`xK` repeats a layer; "
@@ -248,35 +149,10 @@ def add_stack_arguments(p) -> None:
 
 def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, heads: int | None = None,
                trust_code: bool = False, convention: str = "auto", code=ARGUMENT):
-    """The :class:`~theory.stack.LayerStack` of ``--stack`` (errors in the command line's words).
-
-    Each layer is a catalogue spec (``n`` filled in), a mask file or a ``file.py:mask_mod``
-    (evaluated at ``n``; with ``heads`` its layer mask is the union over heads ``h < heads``,
-    each head's empty rows kept as given: the policy reads them per layer later). A mask with
-    several batch rows is refused here: a stack describes one sequence. ``code`` is the
-    leave to run the mask_mods ``text`` names (:data:`theory.user_code.ARGUMENT`: typed as
-    ``--stack``); the layers of a stack file run only with ``trust_code`` (issue 20).
-    """
-    from hasse.theory.inputs.masks import source_kind
-    from hasse.theory.inputs.stacks import build_stack, load_catalogue_layer
-    from hasse.theory.user_code import TRUSTED
-
-    if repeat is not None and repeat < 1:
-        raise InputError(f"--repeat must be a positive integer, got {repeat}")
-
-    def loader(item: str, size: int | None, permission):
-        if source_kind(item) == "spec":
-            return load_catalogue_layer(item, size)
-        named, grid = load_heads(item, n=size, heads=heads, trust_code=trust_code, convention=convention,
-                                 code=TRUSTED if trust_code else permission)
-        if grid.batch_rows > 1:
-            raise InputError(f"has {grid.batch_rows} batch rows; a stack layer is one sequence's mask "
-                             "(check each batch row on its own)", item)
-        if named.key_only:
-            raise InputError("a stack layer must be square (no KV-cache or memory positions)", item)
-        return named.matrix, named.spec, "attention"
-
+    """The :class:`~theory.stack.LayerStack` of ``read(text, accept=("preset", "stack"))``, errors flagged."""
+    reading = Reading(n=n, repeat=1 if repeat is None else repeat, heads=heads, trust_code=trust_code,
+                      convention=convention, code=code)
     try:
-        return build_stack(text, n, repeat=repeat or 1, load=loader, code=code)
+        return read(text, reading, accept=("preset", "stack")).stack
     except InputError as exc:
         raise flagged(exc) from None

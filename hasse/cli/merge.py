@@ -1,20 +1,21 @@
-"""``hasse merge FAMILY`` and ``hasse consistent TRAIN_TASK --inference FAMILY``.
+"""``hasse merge FAMILY``: a family's minimal merged task.
 
-merge: a family's minimal merged task (:func:`theory.merge.family_to_merged_task`), its
-size checked against the closed-form formulas of the built-in families, written as a
-task file (``--out``) or drawn (``--png``). consistent: training–inference consistency
-(:func:`theory.consistency.check_consistency`), each mismatch explained.
+The family (:func:`theory.merge.family_to_merged_task`) is read once by
+:func:`theory.inputs.read.read`; the merged task's size is checked against the
+closed-form formulas of the built-in families, written as a task file (``--out``) or
+drawn (``--png``).
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
 
-from hasse.cli.masks_in import add_code_timeout_argument
-from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
+from hasse.cli.masks_in import add_code_timeout_argument, add_trust_code_argument, reading_of
 from hasse.cli.parsers import add_command
-from hasse.views.tables import align, capped_rows, capped_table, cut, cut_items, task_table
 from hasse.theory.errors import InputError
+from hasse.theory.inputs.read import read
+from hasse.views.output import ascii_aware, emit_json, json_header, spec_of
+from hasse.views.tables import align, capped_rows, cut, cut_items, task_table
 
 MERGE_DESCRIPTION = """\
 Merge the tasks of a family into their minimal merged task (design §3): every node
@@ -38,20 +39,6 @@ examples:
 exit status: 0 merged; 2 bad input.
 """
 
-CONSISTENT_DESCRIPTION = """\
-Training–inference consistency (design §3): every supervised node of every
-inference task must have an equivalent node in the training task (isomorphic
-down-set) that carries the same label. Each node without one is named, with how
-its upstream differs from the closest training node with the same input and label.
-"""
-CONSISTENT_EPILOG = """\
-examples:
-  hasse consistent block_two_stream:n=8,block=2 --inference block:n=8,block=2            exit 0
-  hasse consistent bad_block_query_history:n=8,block=2 --inference block:n=8,block=2     exit 1
-
-exit status: 0 consistent; 1 inconsistent; 2 bad input.
-"""
-
 MAX_VIEW = 64
 MAX_ROWS = 40
 
@@ -68,21 +55,9 @@ def register(sub) -> None:
     p.add_argument("--sparse", action="store_true",
                    help="also give the sparse realisation (Hasse edges + a cycle per class) and its depth")
     p.add_argument("--ascii", action="store_true", help="ASCII characters only")
-    p.add_argument("--trust-code", action="store_true",
-                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
+    add_trust_code_argument(p)
     add_code_timeout_argument(p, "building the family and the merge (no limit by default)")
     p.set_defaults(run=ascii_aware(run_merge))
-
-    c = add_command(sub, "consistent", "is a training task consistent with an inference procedure?",
-                    CONSISTENT_DESCRIPTION, CONSISTENT_EPILOG)
-    c.add_argument("train", metavar="TRAIN_TASK", help="built-in task spec or task .json file")
-    c.add_argument("--inference", required=True, metavar="FAMILY",
-                   help="the inference tasks: a built-in family or a family .json file")
-    c.add_argument("--trust-code", action="store_true",
-                   help="let a .json task whose 'mask' names file.py:function run it (default: refused)")
-    add_code_timeout_argument(c, "reading the tasks and the check (no limit by default)")
-    add_json_arguments(c)
-    c.set_defaults(run=ascii_aware(run_consistent))
 
 
 def _formulas(family: str, tasks):
@@ -109,12 +84,12 @@ def run_merge(args) -> int:
     from hasse.theory.merge import family_to_merged_task
     from hasse.theory.order import mask_to_order
     from hasse.theory.sparse import sparse_realisation
-    from hasse.theory.inputs.tasks import load_family, task_to_dict
+    from hasse.theory.inputs.tasks import task_to_dict
 
     from hasse.theory.deadline import deadline
 
     with deadline(args.timeout):  # --timeout bounds the family's build and the merge too (design §10)
-        tasks = load_family(args.family, **_trusted(args))
+        tasks = read(args.family, reading_of(args), accept=("family",)).family
         merged = family_to_merged_task(tasks, name=f"merge({args.family})")
     t = merged.task
     formulas = _formulas(args.family, tasks)
@@ -220,68 +195,3 @@ def _draw(merged, path: str, family: str) -> None:
     names = tuple(f"{t.names[p]}: {sym.replace(',', ' ')}@{pid}" + (f" ⇒{' '.join(map(str, t.labels[p]))}" if t.labels[p] else "")
                   for p, (sym, pid) in enumerate(t.inputs))
     draw_analysis(mask_to_analysis(t.mask, names=names), path, title=f"merge({family}): {merged.nodes} nodes")
-
-
-def _trusted(args) -> dict:
-    """``trust_code`` and the torch ``fallback`` for reading task files (``--trust-code``)."""
-    if not getattr(args, "trust_code", False):
-        return {}
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-
-    return {"trust_code": True, "fallback": torch_fallback_or_none()}
-
-
-def run_consistent(args) -> int:
-    from hasse.theory.consistency import check_consistency
-    from hasse.theory.inputs.tasks import load_family, load_task
-
-    from hasse.theory.deadline import deadline
-
-    with deadline(args.timeout):  # --timeout bounds the kit's own work too (design §10)
-        train = load_task(args.train, **_trusted(args))
-        inference = load_family(args.inference, **_trusted(args))
-        report = check_consistency(train, inference)
-    if args.json or args.out:
-        printed = emit_json(args, {**json_header("consistent", args.train, spec_of(args.train, "task")),
-                    "inference_spec": spec_of(args.inference, "family"),
-                    "train": train.name or args.train, "inference": args.inference,
-                    "consistent": report.consistent, "checked": report.checked,
-                    "mismatches": [{"inference_task": inference[m.task].name or m.task, "position": m.position,
-                                    "name": inference[m.task].names[m.position], "input": list(m.input),
-                                    "target": m.target, "closest_training_position": m.closest,
-                                    "extra_upstream": [list(x) for x in m.extra_upstream],
-                                    "missing_upstream": [list(x) for x in m.missing_upstream]}
-                                   for m in report.mismatches]})
-        if printed:
-            return 0 if report.consistent else 1
-    if args.out:
-        print(f"JSON written to {args.out}")
-    if report.consistent:
-        print(f"{train.name or args.train} is CONSISTENT with {args.inference}: all {report.checked} supervised "
-              f"inference nodes have an equivalent training node with the same label")
-        return 0
-    print(f"{train.name or args.train} is INCONSISTENT with {args.inference}: {len(report.mismatches)} of "
-          f"{report.checked} supervised inference nodes have no equivalent training node with their label")
-
-    def mismatch_row(m) -> tuple[str, str, str]:
-        inf = inference[m.task]
-        where = (f"{inf.name or f'task {m.task}'}:",
-                 f"{inf.names[m.position]} ({m.input[0]}@{m.input[1]} -> {m.target}):")
-        if m.closest is None:
-            detail = "no training position has this input and label"
-        elif m.extra_upstream or m.missing_upstream:
-            parts = []
-            if m.extra_upstream:
-                parts.append("training also sees " + ", ".join(f"{s}@{p}" for s, p in m.extra_upstream))
-            if m.missing_upstream:
-                parts.append("training misses " + ", ".join(f"{s}@{p}" for s, p in m.missing_upstream))
-            detail = f"closest training node {train.names[m.closest]}: " + "; ".join(parts)
-        else:
-            detail = (f"closest training node {train.names[m.closest]} sees the same inputs, but arranged "
-                     f"differently (e.g. mutual instead of one-way attention)")
-        return (*where, detail)
-
-    for line in capped_table(report.mismatches, mismatch_row, MAX_ROWS, more="(use --json)",
-                             ascii=getattr(args, "ascii", False)):
-        print(line)
-    return 1

@@ -1,12 +1,30 @@
-"""How every command registers its parser on ``hasse``'s subcommands.
+"""How every command registers its parser on ``hasse``'s subcommands, and names its flags in errors.
 
 :func:`add_command` keeps a command's description and epilog as written (line
-breaks, aligned examples), so each ``cmd_*`` module only adds its arguments.
+breaks, aligned examples), so each command module only adds its arguments.
+:data:`FLAGS` is the one table from the library's parameters to the command line's
+flags: :func:`flagged` words an :class:`InputError` that carries a ``param`` with them.
 """
 
 from __future__ import annotations
 
 import argparse
+
+from hasse.theory.errors import InputError
+
+FLAGS = {"heads": "--heads", "batch": "--batch", "kv_len": "--kv-len", "queries": "--queries",
+         "empty_rows": "--empty-rows", "n": "--n", "repeat": "--repeat", "convention": "--convention",
+         "trust_code": "--trust-code"}
+"""The flag of each parameter an :class:`InputError` may carry (:data:`hasse.theory.errors.PARAMS`)."""
+
+
+def flagged(exc: InputError) -> InputError:
+    """The error in the command line's words: its parameters named by their flags (:data:`FLAGS`).
+
+    >>> str(flagged(InputError("{kv_len=K} needs {n=Q}", "m.py:f", param="kv_len")))
+    'm.py:f: --kv-len K needs --n Q'
+    """
+    return exc.worded(FLAGS)
 
 
 def add_command(sub, name: str, help: str, description: str, epilog: str | None = None) -> argparse.ArgumentParser:
@@ -38,7 +56,6 @@ def integer(flag: str, low: int | None = None):
     ...
     argparse.ArgumentTypeError: --layers: an integer of 5,000 digits is beyond 64 bits (at most 9223372036854775807)
     """
-    from hasse.theory.errors import InputError
     from hasse.theory.limits import parse_int
 
     def parse(text: str) -> int:
@@ -62,8 +79,6 @@ def check_integers(parser: argparse.ArgumentParser, args: argparse.Namespace) ->
     ...
     hasse.theory.errors.InputError: --heads must be a positive integer, got 0
     """
-    from hasse.theory.errors import InputError
-
     for action in parser._actions:
         low = getattr(action.type, "low", None)
         value = getattr(args, action.dest, None)

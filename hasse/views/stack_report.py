@@ -28,29 +28,6 @@ RECURRENT_NOTE = ("recurrent layers are not attention: each enters as its depend
 RF_TABLE_LIMIT = 24  # rows of the receptive-field table before "… and K more"
 
 
-def is_preset(text: str | None) -> bool:
-    """Whether ``text`` names a stack preset of the catalogue (``gemma3:n=4096``), not a mask.
-
-    >>> is_preset("gemma3:n=64"), is_preset("causal:n=4"), is_preset("mask.npy"), is_preset(None)
-    (True, False, False, False)
-    """
-    if not text or ";" in text:
-        return False
-    from hasse.theory.catalog import parse_spec
-    from hasse.theory.errors import InputError
-    from hasse.theory.inputs.masks import source_kind
-    from hasse.theory.spec import get_entry
-
-    if source_kind(text) != "spec":
-        return False
-    try:
-        name, _ = parse_spec(text)
-        get_entry(name.strip(), "stack")
-    except InputError:
-        return False
-    return True
-
-
 def value_runs(values: Sequence[int]) -> list[tuple[int, int, int]]:
     """Maximal ranges of positions with the same value: ``(first, last, value)``, 0-based, inclusive.
 

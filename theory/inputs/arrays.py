@@ -213,8 +213,8 @@ def per_head(values, convention: str = "auto", *, heads: int | None = None, batc
             raise InputError(f"{name} must be a positive integer, got {value!r}", source)
     if arr.ndim == 2:
         if heads is not None or batch is not None:
-            raise InputError(f"heads and batch apply to a 3-D or 4-D mask or a mask_mod; a 2-D mask of shape "
-                             f"{arr.shape} is one mask for every head and batch row", source)
+            raise InputError(f"{{heads}} and {{batch}} apply to a 3-D or 4-D mask or a mask_mod; a 2-D mask of "
+                             f"shape {arr.shape} is one mask for every head and batch row", source, param="heads")
         arr = arr[None, None]
     elif arr.ndim == 3:
         if batch is not None:
@@ -223,8 +223,8 @@ def per_head(values, convention: str = "auto", *, heads: int | None = None, batc
         if heads is None:
             arr = arr[None]
         elif arr.shape[0] % heads:
-            raise InputError(f"heads = {heads} does not divide the leading dimension {arr.shape[0]} of a "
-                             f"(B * H, Q, K) mask of shape {arr.shape}", source)
+            raise InputError(f"{{heads = {heads}}} does not divide the leading dimension {arr.shape[0]} of a "
+                             f"(B * H, Q, K) mask of shape {arr.shape}", source, param="heads")
         else:
             arr = arr.reshape(arr.shape[0] // heads, heads, *arr.shape[1:])  # torch's MHA: index b * H + h
     else:

@@ -43,31 +43,29 @@ AXES = {"h": ("heads", "head"), "b": ("batch", "batch index")}
 
 
 class RangeNeeded(InputError):
-    """A mask_mod reads ``h`` or ``b`` but only one value of it was to be evaluated."""
+    """A mask_mod reads ``h`` or ``b`` but only one value of it was to be evaluated (``param``: ``heads`` or ``batch``)."""
 
-    def __init__(self, axis: str, value: int, source: str | None, option: str | None = None):
+    def __init__(self, axis: str, value: int, source: str | None):
         self.axis = axis
         self.value = value
         param, what = AXES[axis]
-        option = option or f"{param}={param[0].upper()}"
-        super().__init__(f"mask_mod depends on {axis}; give {option} ({axis} = 0 and {axis} = {value} give "
-                         f"different masks: every {what} must be evaluated)", source)
+        super().__init__(f"mask_mod depends on {axis}; give {{{param}={param[0].upper()}}} ({axis} = 0 and {axis} = "
+                         f"{value} give different masks: every {what} must be evaluated)", source, param=param)
 
-    def with_option(self, option: str) -> "RangeNeeded":
-        """The same error naming the option as the caller spells it (``--heads H``)."""
-        return RangeNeeded(self.axis, self.value, self.source, option)
 
 _module_ids = itertools.count()
 
 
 def check_n(n, source: str, name: str = "n") -> int:
     """Return ``n`` as a positive int, or raise InputError naming ``source`` (and ``name``, e.g. ``kv_len``)."""
+    param = None if name == "n" else name  # n's messages name it as the API does, on the command line too
+    word = f"{{{name}}}" if param else name
     try:
         n = int(n)
     except (TypeError, ValueError):
-        raise InputError(f"{name} must be a positive integer, got {n!r}", source) from None
+        raise InputError(f"{word} must be a positive integer, got {n!r}", source, param=param) from None
     if n <= 0:
-        raise InputError(f"{name} = {n}: a mask needs at least one position", source)
+        raise InputError(f"{word} = {n}: a mask needs at least one position", source, param=param)
     return n
 
 

@@ -3,9 +3,10 @@
 The syntax (design.md §7, "Stacks"): layers separated by ``;`` or by commas, first layer
 first; a comma piece that reads ``key=value`` continues the previous layer's spec; ``xK``
 after a layer (a space before it) repeats it ``K`` times. Each layer is a catalogue spec
-(``n`` filled in from the stack's size), and the command line's loader also takes files
-and ``file.py:mask_mod`` (with their heads). A whole stack may instead be one preset
-(:mod:`theory.presets`, ``gemma3:n=4096``). ``repeat`` repeats the whole list.
+(``n`` filled in from the stack's size); :func:`read_stack` (what
+:func:`theory.inputs.read.read` calls for a stack) also takes files and ``file.py:mask_mod``
+(with their heads). A whole stack may instead be one preset (:mod:`theory.presets`,
+``gemma3:n=4096``). ``repeat`` repeats the whole list.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def build_stack(text: str, n: int | None = None, *, repeat: int = 1, load: MaskL
     (3, ['sliding_window:n=4,window=2', 'sliding_window:n=4,window=2', 'causal:n=4'])
     """
     if not isinstance(repeat, int) or repeat < 1:
-        raise InputError(f"repeat must be a positive integer, got {repeat}")
+        raise InputError(f"{{repeat}} must be a positive integer, got {repeat}", param="repeat")
     preset = _preset(text, n)
     if preset is not None:
         check_stack_layers(preset.depth * repeat, text)  # before the layers are repeated
@@ -169,17 +170,12 @@ def read_stack_file(path: str) -> tuple[list[tuple[str, int]], int, int | None]:
 
 def _preset(text: str, n: int | None) -> LayerStack | None:
     """The preset ``text`` names (one spec of kind ``stack``), or None."""
-    from hasse.theory.catalog import get_entry, parse_spec  # importing the catalogue registers the presets
+    from hasse.theory.catalog import build_spec, parse_spec  # importing the catalogue registers the presets
+    from hasse.theory.presets import names_a_preset
 
-    if not isinstance(text, str) or not text.strip() or ";" in text or re.search(r"\s[x×]\s*\d+\s*(,|$)", text):
+    if not names_a_preset(text):
         return None
-    name, raw = parse_spec(text)
-    try:
-        get_entry(name.strip(), "stack")
-    except InputError:
-        return None
-    from hasse.theory.catalog import build_spec
-
+    raw = parse_spec(text)[1]
     spec = text if n is None or "n" in raw else _with_n(text, n)
     _, built = build_spec(spec, "stack")
     if n is not None and built.n != n:
@@ -211,3 +207,35 @@ def load_catalogue_layer(text: str, n: int | None, permission=None) -> tuple[np.
 def layer_kind(entry_name: str) -> str:
     """``recurrent`` for the catalogue's recurrent dependency patterns, else ``attention``."""
     return "recurrent" if entry_name == "recurrent" else "attention"
+
+
+def read_stack(text: str, reading) -> LayerStack:
+    """The stack ``text`` names (a ``--stack`` text, a stack file or a preset), read as ``reading`` says.
+
+    ``reading`` is a :class:`theory.inputs.reading.Reading`: ``n`` sizes the layers, ``repeat``
+    repeats the list, ``heads`` gives a ``file.py:mask_mod`` layer's heads (its layer mask
+    is their union, each head's empty rows kept as given: the policy reads them per layer
+    later), ``convention`` reads a layer's array, ``code`` is the permission of the mask_mods
+    ``text`` names (the layers of a stack file run only with ``trust_code``). A layer with
+    several batch rows is refused: a stack describes one sequence.
+    """
+    from dataclasses import replace
+
+    from hasse.theory.inputs.forms import form_of
+    from hasse.theory.inputs.masks import read_grid
+    from hasse.theory.user_code import TRUSTED
+
+    def loader(item: str, size: int | None, permission):
+        if form_of(item) == "spec":
+            return load_catalogue_layer(item, size)
+        layer = replace(reading, n=size, batch=None, queries=None, kv_len=None,
+                        code=TRUSTED if reading.trust_code else permission)
+        named, grid = read_grid(item, layer)
+        if grid.batch_rows > 1:
+            raise InputError(f"has {grid.batch_rows} batch rows; a stack layer is one sequence's mask "
+                             "(check each batch row on its own)", item)
+        if named.key_only:
+            raise InputError("a stack layer must be square (no KV-cache or memory positions)", item)
+        return named.matrix, named.spec, "attention"
+
+    return build_stack(text, reading.n, repeat=reading.repeat, load=loader, code=reading.code)

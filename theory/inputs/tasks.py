@@ -3,12 +3,13 @@
 A task file is ``{"name": …, "tokens": n, "inputs": [[symbol, pos], …], "labels":
 [null | t | [t, …], …], "mask": spec | path | rows, "isolate": [[…], …], "names":
 […]}`` (design.md §8); its ``mask`` is read like a MASK argument
-(:func:`theory.mask_io.load_mask`, a path relative to the task file's folder). A
+(:func:`theory.inputs.masks.read_grid`, a path relative to the task file's folder). A
 family file is ``{"tokens": n, "tasks": [task, …]}``; each task is a task object (its
 ``tokens`` may be left out and defaults to the family's). A TASK or FAMILY argument
-is a file or a built-in spec, as :func:`theory.mask_io.source_kind` decides; files
-are read by :func:`theory.json_file.read_json`. The task model and its checks are
-:mod:`theory.task`.
+is a file or a built-in spec, as :func:`theory.inputs.forms.form_of` decides; files
+are read by :func:`theory.inputs.json_file.read_json`. The task model and its checks are
+:mod:`theory.task`. Commands and the API reach these readers through
+:func:`theory.inputs.read.read`.
 """
 
 from __future__ import annotations
@@ -18,26 +19,27 @@ from dataclasses import replace
 
 import numpy as np
 
-from hasse.theory.catalog import build_family, build_task, entries, parse_spec
+from hasse.theory.catalog import build_family, build_task
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.json_file import read_json
 from hasse.theory.inputs.formats import rows_to_mask
 from hasse.theory.mask import NamedMask
-from hasse.theory.inputs.masks import load_mask, refuse_code_in_json, source_kind
 from hasse.theory.inputs.calls import split_function
+from hasse.theory.inputs.forms import form_of
+from hasse.theory.inputs.mask_files import refuse_code_in_json
+from hasse.theory.inputs.masks import read_grid
+from hasse.theory.inputs.reading import Reading
 from hasse.theory.merge import check_family
 from hasse.theory.task import Task, make_task
 from hasse.theory.tasks.prior_art import causal_lm
 from hasse.theory.user_code import TRUSTED
 
 
-def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False, fallback=None,
-                torch_reader=None) -> np.ndarray:
+def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = False) -> np.ndarray:
     """The task's mask from its JSON ``mask`` field; ``size`` is the number of positions its ``inputs`` fix.
 
     A ``file.py:function`` (or factory call) is refused unless ``trust_code``; then it
-    is read relative to ``folder`` and evaluated on ``size`` positions. ``torch_reader``
-    reads a ``.pt`` file the field names (:func:`theory.mask_io.load_mask`).
+    is read relative to ``folder`` and evaluated on ``size`` positions.
     """
     if isinstance(value, list):
         return rows_to_mask(value, source=source)
@@ -49,12 +51,12 @@ def _mask_field(value, source: str, folder: str, size: int, trust_code: bool = F
         try:
             if code is not None:
                 path, function = code
-                return load_mask(f"{os.path.join(folder, path)}:{function}", n=size, fallback=fallback,
-                                 code=TRUSTED if trust_code else None).matrix  # a data file: only --trust-code
-            return load_mask(candidate if os.path.exists(candidate) else value, trust_code=trust_code,
-                             n=size if trust_code else None, fallback=fallback, torch_reader=torch_reader).matrix
+                reading = Reading(n=size, code=TRUSTED if trust_code else None)  # a data file: only --trust-code
+                return read_grid(f"{os.path.join(folder, path)}:{function}", reading)[0].matrix
+            reading = Reading(n=size if trust_code else None, trust_code=trust_code)
+            return read_grid(candidate if os.path.exists(candidate) else value, reading)[0].matrix
         except InputError as exc:
-            raise type(exc)(f"'mask': {exc}", source) from None
+            raise exc.within("'mask': ", source) from None
     raise InputError(f"'mask' must be a spec, a file path or a list of 0/1 rows, got {type(value).__name__}", source)
 
 
@@ -77,12 +79,12 @@ REPORT_FIELDS = frozenset({
 })
 
 
-def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None, *, trust_code: bool = False,
-                   fallback=None, torch_reader=None) -> Task:
+def task_from_dict(data, source: str, folder: str = "", tokens: int | None = None, *,
+                   trust_code: bool = False) -> Task:
     """Build a task from its JSON object (§8). ``tokens`` is the family's sample size, if any.
 
     ``trust_code``: a ``mask`` naming ``file.py:function`` runs it on as many positions
-    as ``inputs`` lists (default: refused); ``fallback`` evaluates a torch mask_mod.
+    as ``inputs`` lists (default: refused).
     """
     if not isinstance(data, dict):
         raise InputError(f"a task must be a JSON object, got {type(data).__name__}", source)
@@ -99,7 +101,7 @@ def task_from_dict(data, source: str, folder: str = "", tokens: int | None = Non
         raise InputError(f"task has tokens = {n} but its family has tokens = {tokens}", source)
     if not isinstance(data["inputs"], list) or not isinstance(data["labels"], list):
         raise InputError("'inputs' and 'labels' must be lists", source)
-    mask = _mask_field(data["mask"], source, folder, len(data["inputs"]), trust_code, fallback, torch_reader)
+    mask = _mask_field(data["mask"], source, folder, len(data["inputs"]), trust_code)
     return make_task(n, data["inputs"], data["labels"], mask, isolate=data.get("isolate", ()),
                      name=str(data.get("name", "")), names=data.get("names"), source=source)
 
@@ -120,17 +122,16 @@ def task_to_dict(task: Task) -> dict:
     return out
 
 
-def load_task(source: str, *, trust_code: bool = False, fallback=None, torch_reader=None) -> Task:
+def load_task(source: str, *, trust_code: bool = False) -> Task:
     """A task from a built-in spec (``butterfly:n=4``, ``infill:n=5,k=2``) or a ``.json`` file.
 
     ``trust_code`` lets a task file's ``mask`` name a mask_mod to run (``--trust-code``).
     """
-    if source_kind(source) == "file":
+    if form_of(source) == "file":
         data = read_json(source)
         if isinstance(data, dict) and "tasks" in data and "inputs" not in data:
             raise InputError("this is a task family (it has 'tasks'); give a single task", source)
-        return task_from_dict(data, source, os.path.dirname(source), trust_code=trust_code, fallback=fallback,
-                              torch_reader=torch_reader)
+        return task_from_dict(data, source, os.path.dirname(source), trust_code=trust_code)
     return build_task(source)
 
 
@@ -153,13 +154,13 @@ def next_token_task(mask: NamedMask) -> Task:
     return task
 
 
-def load_family(source: str, *, trust_code: bool = False, fallback=None, torch_reader=None) -> tuple[Task, ...]:
+def load_family(source: str, *, trust_code: bool = False) -> tuple[Task, ...]:
     """The tasks of a family spec (``infill:n=5``) or a family ``.json`` file.
 
     Empty families, tasks over different token counts and malformed tasks are an
     :class:`InputError` naming the file (and the task index).
     """
-    if source_kind(source) == "file":
+    if form_of(source) == "file":
         data = read_json(source)
         if not isinstance(data, dict) or "tasks" not in data:
             hint = " (this looks like a single task: a family is {\"tokens\": n, \"tasks\": [...]})" \
@@ -173,10 +174,9 @@ def load_family(source: str, *, trust_code: bool = False, fallback=None, torch_r
         tasks = []
         for i, item in enumerate(items):
             try:
-                tasks.append(task_from_dict(item, f"{source}: task {i}", folder, tokens=tokens, trust_code=trust_code,
-                                            fallback=fallback, torch_reader=torch_reader))
+                tasks.append(task_from_dict(item, f"{source}: task {i}", folder, tokens=tokens, trust_code=trust_code))
             except InputError as exc:
-                raise InputError(str(exc)) from None
+                raise InputError(exc.template, param=exc.param) from None
         tasks = [t if t.name else _named(t, f"task {i}") for i, t in enumerate(tasks)]
     else:
         tasks = list(build_family(source))
@@ -186,26 +186,3 @@ def load_family(source: str, *, trust_code: bool = False, fallback=None, torch_r
 
 def _named(task: Task, name: str) -> Task:
     return replace(task, name=name)
-
-
-def names_a_task(source: str) -> bool:
-    """True when ``source`` is a task ``.json`` file (one with ``"inputs"``) or a spec naming a catalogue task.
-
-    Malformed JSON is reported here, with line and column.
-
-    >>> names_a_task("butterfly:n=4"), names_a_task("causal:n=4"), names_a_task("masks.py:sliding")
-    (True, False, False)
-    """
-    kind = source_kind(source)
-    if kind == "file":
-        if not source.lower().endswith(".json"):
-            return False
-        data = read_json(source)
-        return isinstance(data, dict) and "inputs" in data
-    if kind == "function":
-        return False
-    try:
-        name, _ = parse_spec(source)
-    except InputError:
-        return False
-    return any(e.name == name for e in entries("task"))
