@@ -9,6 +9,11 @@ at every layer the depth is the hop count; in a stack it can be larger (a hop ma
 for a layer that has the edge). Violations are found in the limit of the repeated stack;
 :meth:`LeakReport.leaks_within` keeps those of a model with ``L`` layers.
 
+A single mask is the one-layer stack, repeated: ``stack=None`` (:func:`find_stack_leaks`)
+or an ``(n, n)`` layer (:func:`find_stack_flows`) asks the same questions of one mask at
+every layer, answered by :mod:`theory.leak`'s hop-count search (depth = hops, no
+first-arrival matrix). A forbidden flow is exactly a leak of :func:`flow_task`.
+
 Empty rows are read per layer by the policy (:mod:`theory.empty_rows`), as for one mask.
 """
 
@@ -19,8 +24,8 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
-from hasse.theory.empty_rows import LEAK_DEFAULT, apply_empty_row_policy
-from hasse.theory.leak import Flow, Leak, LeakReport
+from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows, apply_empty_row_policy
+from hasse.theory.leak import Flow, Leak, LeakReport, find_flows, find_leaks
 from hasse.theory.stack import LayerStack, StackFlow, propagate
 
 
@@ -57,9 +62,12 @@ def _path(flow: StackFlow, k: int, p: int) -> tuple[tuple[int, ...], tuple[int, 
     return path, hops, int(flow.first[p, k])
 
 
-def find_stack_leaks(task, stack: LayerStack, layers: int | None = None, *, empty_rows: str = LEAK_DEFAULT,
-                     flow: StackFlow | None = None) -> LeakReport:
+def find_stack_leaks(task, stack: LayerStack | None = None, layers: int | None = None, *,
+                     empty_rows: str = LEAK_DEFAULT, flow: StackFlow | None = None) -> LeakReport:
     """Every leak and isolation violation of ``task`` run through ``stack`` (each with its first layer).
+
+    ``stack`` None: the task's own mask at every layer (:func:`theory.leak.find_leaks`:
+    each depth a hop count, no ``hop_layers``).
 
     >>> import numpy as np
     >>> from hasse.theory.stack import StackLayer
@@ -71,6 +79,8 @@ def find_stack_leaks(task, stack: LayerStack, layers: int | None = None, *, empt
     >>> leak.path, leak.depth, leak.hop_layers
     ((1, 0), 2, (2,))
     """
+    if stack is None:
+        return find_leaks(task, layers, empty_rows=empty_rows)
     if stack.n != task.size:
         from hasse.theory.errors import InputError
 
@@ -135,9 +145,14 @@ def find_stack_isolation(stack: LayerStack, groups: Sequence[Sequence[int]], *,
     return tuple(out)
 
 
-def find_stack_flows(stack: LayerStack, sources: Iterable[int], sinks: Iterable[int], *,
+def find_stack_flows(stack: LayerStack | np.ndarray, sources: Iterable[int], sinks: Iterable[int], *,
                      empty_rows: str = LEAK_DEFAULT, flow: StackFlow | None = None) -> tuple[Flow, ...]:
-    """Positions of ``sinks`` that depend on some position of ``sources`` (the earliest source, its witness)."""
+    """Positions of ``sinks`` that depend on some position of ``sources`` (the earliest source, its witness).
+
+    ``stack`` an ``(n, n)`` mask: that mask at every layer (:func:`theory.leak.find_flows`, hop counts).
+    """
+    if not isinstance(stack, LayerStack):
+        return find_flows(stack, sources, sinks, empty_rows=empty_rows)
     if flow is None:
         read, _ = apply_stack_policy(stack, empty_rows)
         flow = propagate(read)
@@ -149,3 +164,59 @@ def find_stack_flows(stack: LayerStack, sources: Iterable[int], sinks: Iterable[
             path, hops, depth = _path(flow, k, p)
             out.append(Flow(p, k, path, depth, hops))
     return tuple(out)
+
+
+def with_empty_rows(report: LeakReport, found: EmptyRows | None) -> LeakReport:
+    """``report`` naming the empty rows ``found`` (read per head before the layer was built) too."""
+    if found is None or not found.rows:
+        return report
+    from dataclasses import replace
+
+    rows = tuple(sorted(set(report.empty_rows) | set(found.rows)))
+    return replace(report, empty_rows=rows, empty_row_policy=found.policy)
+
+
+def flow_task(named, layer, sources: list[int], sinks: list[int]):
+    """The task a flow question encodes (design §7): a forbidden flow is exactly a leak of this task.
+
+    Source ``i`` of ``--from`` (in increasing order) holds the sample token ``x<i>``;
+    every other position holds ``[MASK]``; every position of ``--to`` is supervised
+    with every source token (``0 … k-1``); the position id of position ``p`` is ``p``.
+    The mask is the layer as analysed (union over heads, empty rows read by the
+    policy); a row that is still empty (attend-none, key-only positions) keeps only
+    its diagonal, which with the residual is the same as attending nothing, so
+    ``hasse leak`` (which reads empty rows as attend-all) sees the same flows.
+
+    >>> from hasse.theory.mask import NamedMask
+    >>> t = flow_task(NamedMask(np.tril(np.ones((3, 3), bool)), ("0", "1", "2"), "causal:n=3"),
+    ...               np.tril(np.ones((3, 3), bool)), [0], [2])
+    >>> t.tokens, t.inputs, t.labels
+    (1, (('x0', 0), ('[MASK]', 1), ('[MASK]', 2)), ((), (), (0,)))
+    """
+    from hasse.theory.task import make_task
+
+    mask = np.array(layer, dtype=bool)
+    empty = ~mask.any(axis=1)
+    mask[empty, empty] = True  # still-empty rows: attend nothing but themselves (the residual keeps their content)
+    token = {p: i for i, p in enumerate(sources)}
+    inputs = [(f"x{token[p]}" if p in token else "[MASK]", p) for p in range(mask.shape[0])]
+    every = list(range(len(sources)))
+    labels = [every if p in set(sinks) else None for p in range(mask.shape[0])]
+    name = f"flow {named.spec} --from {set_text(sources)} --to {set_text(sinks)}"
+    return make_task(len(sources), inputs, labels, mask, name=name, names=list(named.names))
+
+
+def set_text(positions: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2,5"``.
+
+    >>> set_text([0, 1, 2, 5]), set_text([])
+    ('0-2,5', '')
+    """
+    parts, start = [], None
+    for i, p in enumerate(positions):
+        if start is None:
+            start = p
+        if i + 1 == len(positions) or positions[i + 1] != p + 1:
+            parts.append(str(p) if p == start else f"{start}-{p}")
+            start = None
+    return ",".join(parts)

@@ -12,10 +12,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hasse.cli.leak import leak_report, path_text
 from hasse.cli.masks_in import add_empty_rows_argument, add_stack_arguments, flagged
 from hasse.views.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.cli.parsers import add_command, integer
+from hasse.views.leak_report import leak_report
+from hasse.views.render_text import path_text, stack_where
 from hasse.views.tables import task_table
 from hasse.theory.counterexample import (Counterexample, design_size, disagreement, find_counterexample,
                                          without_n)
@@ -261,7 +262,6 @@ def _check_stack_args(args) -> None:
 
 
 def _run_stack(args) -> int:
-    from hasse.cli.leak import stack_leak_report, stack_where
     from hasse.cli.masks_in import load_stack
     from hasse.theory.stack import propagate
     from hasse.theory.stack_leak import apply_stack_policy
@@ -300,7 +300,7 @@ def _run_stack(args) -> int:
               f"({found.property}, first at layer {found.witness['depth']})")
         _print_task(found.task)
         read, _ = apply_stack_policy(found.stack, args.empty_rows, getattr(found.task, "key_only", ()))
-        print(stack_leak_report(found.task, found.stack, propagate(read), found.report, ascii=args.ascii))
+        print(leak_report(found.task, found.report, found.stack, propagate(read), ascii=args.ascii))
     if args.out:
         print(f"JSON written to {args.out} (a task file: hasse leak {args.out} --stack '{args.stack}'"
               + (f" --repeat {args.repeat}" if args.repeat else "")

@@ -56,30 +56,59 @@ def depth_phrase(layers: int | None, first: int | None = None) -> str:
     return f"{where} (first at depth {first})"
 
 
-def layered_path_text(path: Sequence[int], hop_layers: Sequence[int], names: Sequence[str] | None = None,
-                      ascii: bool = False) -> str:
-    """A witness path through a stack, each hop with its layer (1-based): source first.
+def stack_where(layers: int, depth: int, first: int | None = None) -> str:
+    """``within L = 6 layers, the stack's depth (first at layer 4)``: a stack verdict's reach.
 
-    A named position reads ``name(index)``, as in ``hasse leak``'s plain paths.
-
-    >>> layered_path_text((3, 5, 7), (2, 4), ascii=True)
-    '3 -[layer 2]-> 5 -[layer 4]-> 7'
-    >>> layered_path_text((3, 5), (1,))
-    '3 ─[layer 1]→ 5'
-    >>> layered_path_text((4,), ())
-    '4'
+    >>> stack_where(6, 6, 4), stack_where(2, 6)
+    ("within L = 6 layers, the stack's depth (first at layer 4)", 'within L = 2 layers')
     """
-    if len(hop_layers) != max(len(path) - 1, 0):
-        raise ValueError(f"a path of {len(path)} positions has {len(path) - 1} hops, not {len(hop_layers)} layers")
+    out = f"within L = {layers} layer{'' if layers == 1 else 's'}" + (", the stack's depth" if layers == depth else "")
+    return out + (f" (first at layer {first})" if first is not None else "")
 
+
+def position_text(p: int, names) -> str:
+    """``P1 (5)`` for a named position, ``5`` when its name is its index."""
+    return str(p) if names[p] == str(p) else f"{names[p]} ({p})"
+
+
+def path_text(path: Sequence[int], names: Sequence[str] | None = None, ascii: bool = False,
+              hop_layers: Sequence[int] | None = None) -> str:
+    """A witness path, source first; through a stack (``hop_layers``) each hop with its layer (1-based).
+
+    A named position reads ``name(index)``.
+
+    >>> path_text((3, 5, 7), ascii=True), path_text((3, 5, 7), hop_layers=(2, 4), ascii=True)
+    ('3 -> 5 -> 7', '3 -[layer 2]-> 5 -[layer 4]-> 7')
+    >>> path_text((3, 5), hop_layers=(1,)), path_text((4,), hop_layers=())
+    ('3 ─[layer 1]→ 5', '4')
+    """
     def name(v: int) -> str:
         return str(v) if names is None or names[v] == str(v) else f"{names[v]}({v})"
 
+    if hop_layers is None:
+        return (" -> " if ascii else " → ").join(name(v) for v in path)
+    if len(hop_layers) != max(len(path) - 1, 0):
+        raise ValueError(f"a path of {len(path)} positions has {len(path) - 1} hops, not {len(hop_layers)} layers")
     dash, arrow = ("-", "->") if ascii else ("─", "→")
     out = [name(path[0])] if len(path) else []
     for v, layer in zip(path[1:], hop_layers):
         out.append(f" {dash}[layer {layer}]{arrow} {name(v)}")
     return "".join(out)
+
+
+def key_only_line(key_only, kind: str) -> str | None:
+    """The report line naming key-only positions (None when there are none).
+
+    >>> key_only_line(range(10), "cache")
+    'key-only positions (KV cache, feed the queries, attend nothing): 0-9'
+    """
+    from hasse.theory.mask import KEY_ONLY_KINDS
+
+    key_only = list(key_only)
+    if not key_only:
+        return None
+    what = KEY_ONLY_KINDS.get(kind, "keys only")
+    return f"key-only positions ({what}, feed the queries, attend nothing): {', '.join(_ranges(key_only))}"
 
 
 def is_default_names(names: Sequence[str] | None, n: int) -> bool:

@@ -1,0 +1,201 @@
+"""What ``hasse leak`` and ``hasse flow`` run through: a TASK|MASK's one mask at every layer, or ``--stack``.
+
+A mask is the one-layer stack repeated: :class:`Layers` holds one task (or mask) per
+batch row and, for ``--stack SPEC`` (or a model preset given as TASK|MASK), the stack
+and its propagation; ``stack`` None is the mask's own layer at every depth. The
+``--stack``/``--repeat`` checks shared with ``hasse counterexample`` live here too.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hasse.cli.masks_in import apply_policy, flagged, load_heads, load_stack
+from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows
+from hasse.theory.errors import InputError
+from hasse.theory.mask import NamedMask
+from hasse.theory.task import Task
+
+NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); give a task file for other "
+              "objectives")
+NEXT_TOKEN_STACK = ("checked as next-token prediction through the stack (position q predicts x_{q+1}); give a TASK "
+                    "for other objectives")
+NOT_WITH_STACK = {"png": "draws one mask: not with --stack (hasse analyze --stack draws the layers)",
+                  "batch": "does not apply to --stack (a stack describes one sequence; check each batch row on its "
+                           "own)",
+                  "queries": "does not apply to --stack (every layer is square)",
+                  "kv_len": "does not apply to --stack (every layer is square)"}
+
+
+@dataclass(frozen=True)
+class StackChoice:
+    """TASK|MASK and ``--stack`` once a model preset given as TASK|MASK has become the stack."""
+
+    subject: str | None  # the TASK|MASK left (None when it was the preset)
+    stack: str | None  # the --stack text, or the preset
+    preset: str | None  # the preset as given as TASK|MASK (the JSON's "input"), else None
+
+
+def stack_choice(subject: str | None, stack: str | None, repeat: int | None) -> StackChoice:
+    """A model preset given as TASK|MASK (``gemma3:n=64``) means ``--stack`` that preset, as in hasse analyze."""
+    from hasse.theory.presets import names_a_preset
+
+    if subject is not None and names_a_preset(subject):
+        if stack is not None:
+            raise InputError(f"a model preset is a stack: give it as MASK or as --stack, not both "
+                             f"(--stack {stack!r})", subject)
+        return StackChoice(None, subject, subject)
+    if repeat is not None and stack is None:
+        raise InputError("--repeat repeats the layers of --stack: give --stack SPEC")
+    return StackChoice(subject, stack, None)
+
+
+def check_layers(layers: int | None) -> None:
+    if layers is not None and layers < 0:
+        raise InputError(f"--layers must be >= 0, got {layers}")
+
+
+def refuse_for_stack(args, flags: dict) -> None:
+    """One line for each option that has no meaning with ``--stack`` (``flags``: dest -> why)."""
+    for dest, why in flags.items():
+        if getattr(args, dest, None) not in (None, False):
+            raise InputError(f"--{dest.replace('_', '-')} {why}")
+
+
+@dataclass(frozen=True)
+class Layers:
+    """One task (leak) or mask (flow) per batch row, and the layers each runs through.
+
+    ``stack`` None: the row's own mask at every layer (depths are hop counts, the
+    verdict for the limit unless --layers). Otherwise ``stack`` as given, ``read`` its
+    layers with their empty rows read, ``flow`` the propagation of ``read``.
+    """
+
+    rows: tuple  # Task (leak) or the layer's (n, n) mask (flow), one per batch row
+    found: tuple  # per row: its EmptyRows (read per head or per layer), or None
+    stack: object = None
+    read: object = None
+    flow: object = None
+    bare: bool = False  # a MASK (or nothing, with --stack) read as next-token prediction
+    names: tuple = ()
+    heads: int | None = None  # flow: the heads of the mask (None: one)
+    batch: int | None = None  # flow: the batch rows of the mask (None: one)
+    named: NamedMask | None = None  # flow: the mask as read (batch row 0)
+
+
+def _stack_of(text: str, args, n: int | None, task_given: bool):
+    """``(stack, read, empty rows, StackFlow)``: --stack at ``n`` positions, each layer's empty rows read
+    by --empty-rows, propagated until the repeated stack converges."""
+    from hasse.theory.stack import propagate
+    from hasse.theory.stack_leak import apply_stack_policy
+
+    try:
+        stack = load_stack(text, n, args.repeat, heads=getattr(args, "heads", None),
+                           trust_code=bool(getattr(args, "trust_code", False)),
+                           convention=getattr(args, "convention", None) or "auto")
+    except InputError as exc:
+        if n is None or not task_given or "positions" not in str(exc):
+            raise
+        raise InputError(f"{exc} (--stack is built at the task's {n} positions)") from None
+    if n is not None and stack.n != n:
+        raise InputError(f"--stack {text!r} has {stack.n} positions, not the {n} asked for")
+    try:
+        read, rows = apply_stack_policy(stack, args.empty_rows)
+    except InputError as exc:
+        raise flagged(exc) from None
+    return stack, read, rows, propagate(read)
+
+
+def leak_layers(args, choice: StackChoice) -> Layers:
+    """The tasks of ``hasse leak [TASK|MASK] [--stack SPEC]`` and the layers they run through."""
+    from hasse.theory.inputs.read import kind_of
+    from hasse.theory.inputs.tasks import next_token_task
+
+    if choice.stack is None:
+        if choice.subject is None:
+            raise InputError("give a TASK or MASK (or --stack SPEC)")
+        tasks, bare, found = load_leak_subject(choice.subject, args.n, args.trust_code, queries=args.queries,
+                                               kv_len=args.kv_len, convention=args.convention, heads=args.heads,
+                                               batch=args.batch, empty_rows=args.empty_rows)
+        return Layers(tuple(tasks), tuple(found), bare=bare)
+    refuse_for_stack(args, NOT_WITH_STACK)
+    task = None
+    if choice.subject is not None:
+        if kind_of(choice.subject) != "task":
+            raise InputError("with --stack the layers are the masks: give a TASK (its inputs and labels) or no "
+                             "argument (next-token prediction through the stack), not a MASK", choice.subject)
+        (task,), _, _ = load_leak_subject(choice.subject, args.n, args.trust_code)
+    stack, read, _, flow = _stack_of(choice.stack, args, task.size if task is not None else args.n, task is not None)
+    if task is None:
+        task = next_token_task(NamedMask(stack.union(), tuple(str(i) for i in range(stack.n)), stack.spec))
+    return Layers((task,), (None,), stack, read, flow, bare=choice.subject is None)
+
+
+def flow_layers(args, choice: StackChoice) -> Layers:
+    """The masks of ``hasse flow [MASK] [--stack SPEC]`` (one per batch row, empty rows read) or the stack."""
+    from hasse.cli.masks_in import query_options
+
+    if choice.stack is None:
+        if choice.subject is None:
+            raise InputError("give a MASK (or --stack SPEC)")
+        named, grid = load_heads(choice.subject, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
+        rows = [apply_policy(grid, b, args.empty_rows, named.spec) for b in range(grid.batch_rows)]
+        return Layers(tuple(layer for layer, _ in rows), tuple(found for _, found in rows), names=named.names,
+                      heads=grid.heads, batch=grid.batch, named=named)
+    if choice.subject is not None:
+        raise InputError("with --stack the layers are the masks: leave MASK out (or give a model preset as MASK)",
+                         choice.subject)
+    refuse_for_stack(args, NOT_WITH_STACK)
+    stack, read, rows, flow = _stack_of(choice.stack, args, args.n, False)
+    names = tuple(str(i) for i in range(stack.n))
+    # the task file's mask is the union of the (read) layers: its limit is the repeated stack's limit, so
+    # `hasse leak FILE` finds the same flows in the limit and `hasse leak FILE --stack SPEC` the same depths
+    union = NamedMask(read.union(), names, f"union of {stack.spec}")
+    return Layers((read.union(),), (EmptyRows(rows, args.empty_rows),), stack, read, flow, names=names, named=union)
+
+
+def load_leak_subject(source, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
+                      kv_len: int | None = None, convention: str = "auto", heads: int | None = None,
+                      batch: int | None = None, empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool, list]:
+    """``(tasks, bare, found)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
+
+    A MASK gives one task per batch row (each row's layer is the union over its heads,
+    each head's empty rows read by ``empty_rows`` first: :meth:`theory.heads.HeadMasks.layer`);
+    ``found[b]`` is batch row ``b``'s :class:`~theory.empty_rows.EmptyRows` (every query
+    empty in some head: the layer the task holds may have none left), None where the
+    task's own mask shows them (a task, one mask).
+
+    A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
+    number of positions compared with ``n``; a task with nothing to check (no
+    supervised position and no isolate group) is refused. Anything else is a MASK
+    read as every command reads one (``--n`` for a mask_mod; an array, a tensor, a
+    ``BlockMask`` or a NamedMask from the API) and checked as
+    :func:`theory.inputs.tasks.next_token_task`.
+    """
+    from hasse.theory.inputs.read import kind_of
+    from hasse.theory.inputs.tasks import load_task, next_token_task
+
+    if isinstance(source, Task) or isinstance(source, str) and kind_of(source) == "task":
+        task = source if isinstance(source, Task) else load_task(source, trust_code=trust_code)
+        label = source if isinstance(source, str) else task.name or None
+        if n is not None and n != task.size:
+            raise InputError(f"--n {n} was given but the task has {task.size} positions", label)
+        if heads is not None or batch is not None:
+            raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", label)
+        if not task.supervised and not task.isolate:  # design §10: refused, not a vacuous LEAK-FREE
+            raise InputError("nothing to check: no position is supervised (every label is null) and there is no "
+                             "isolate group", label)
+        return [task], False, [None]
+    named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
+                             convention=convention)
+    if grid.masks.shape[:2] == (1, 1):
+        return [next_token_task(named)], True, [None]
+    tasks, found = [], []
+    label = source if isinstance(source, str) else named.spec
+    for b in range(grid.batch_rows):
+        layer, rows = apply_policy(grid, b, empty_rows, label)
+        spec = named.spec if grid.batch_rows == 1 else f"{named.spec} [batch row {b} of {grid.batch_rows}]"
+        row = NamedMask(layer, named.names, spec, named.key_only, named.key_only_kind)
+        tasks.append(next_token_task(row))
+        found.append(rows)
+    return tasks, True, found
