@@ -6,7 +6,8 @@ import sys
 
 from dataclasses import replace
 
-from hasse.cli.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments, key_only_line
+from hasse.cli.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments
+from hasse.views.render_text import key_only_line
 from hasse.views.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
