@@ -1,4 +1,4 @@
-"""All-n claims (solvers/symbolic/claims.py) against brute force over concrete n.
+"""All-n claims (solvers/symbolic/claims/) against brute force over concrete n.
 
 Every refutation's smallest n is compared with an independent search over concrete
 sizes (numpy grids and the concrete engine), every proof with the concrete engine at
@@ -430,8 +430,8 @@ def test_consistency_of_a_task_family_and_refusal_of_others():
 def test_masks_over_index_tensors_rechecked_on_concrete_tensors():
     import dataclasses
 
-    from hasse.solvers.symbolic import claims
     from hasse.solvers.symbolic.catalog import symbolic_mask
+    from hasse.solvers.symbolic.claims import concrete as claims
 
     for spec in ("document:causal=true", "xlnet"):
         v = prove_dense(symbolic_mask(spec))

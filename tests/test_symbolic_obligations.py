@@ -275,13 +275,13 @@ def _true_smallest_leak(fn, limit: int = 60):
 
 @pytest.mark.parametrize("concrete", [True, False])
 def test_an_every_depth_leak_is_reported_at_its_true_smallest_n(capsys, programs, monkeypatch, concrete):
-    from hasse.solvers.symbolic import claims
+    from hasse.solvers.symbolic.claims import search
 
     path, ns = programs
     truth = _true_smallest_leak(ns["seven_hops"])
     assert truth is not None and truth < 45  # longer than --search-layers' 4 hops, and far below the 1-hop leak
     if not concrete:
-        monkeypatch.setattr(claims, "CONCRETE_SEARCH_ENTRIES", 0)  # the symbolic search alone
+        monkeypatch.setattr(search, "CONCRETE_SEARCH_ENTRIES", 0)  # the symbolic search alone
     code, data, err = run_json(capsys, "prove-mask", f"{path}:seven_hops", "--claim", "leak-free", "--task",
                                "causal_lm")
     assert code == 1 and data["verdict"] == "refuted", data
@@ -295,11 +295,11 @@ def test_an_every_depth_leak_is_reported_at_its_true_smallest_n(capsys, programs
 
 
 def test_a_search_that_cannot_finish_says_an_n_smaller_may_exist(capsys, programs, monkeypatch):
-    from hasse.solvers.symbolic import claims
+    from hasse.solvers.symbolic.claims import search
 
     path, ns = programs
-    monkeypatch.setattr(claims, "CONCRETE_SEARCH_ENTRIES", 0)
-    monkeypatch.setattr(claims, "MAX_WALK_LAYERS", 4)  # walks long enough for n <= 8 are not encoded
+    monkeypatch.setattr(search, "CONCRETE_SEARCH_ENTRIES", 0)
+    monkeypatch.setattr(search, "MAX_WALK_LAYERS", 4)  # walks long enough for n <= 8 are not encoded
     code, data, err = run_json(capsys, "prove-mask", f"{path}:seven_hops", "--claim", "leak-free", "--task",
                                "causal_lm")
     assert code == 1 and data["verdict"] == "refuted", data
