@@ -89,8 +89,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from hasse.cli.masks_in import load_heads, query_options
-    from hasse.theory.inputs.read import kind_of
+    from hasse.cli.masks_in import reading_of
+    from hasse.theory.inputs.read import kind_of, read
 
     if args.n is not None and args.n <= 0:
         raise InputError(f"--n must be a positive size, got {args.n}")
@@ -101,7 +101,8 @@ def run(args) -> int:
     if args.repeat is not None:
         raise InputError("--repeat R repeats a --stack SPEC or a model preset; a single MASK is already the same "
                          "at every layer (use --layers L)")
-    named, grid = load_heads(args.mask, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
+    subject = read(args.mask, reading_of(args), accept=("mask",))
+    named, grid = subject.mask, subject.grid
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
     policy = "error" if args.strict else args.empty_rows
@@ -149,7 +150,8 @@ def run(args) -> int:
 
 def run_stack(args) -> int:
     """``hasse analyze --stack SPEC`` (or a preset as MASK): the stack's flow, receptive field and limit order."""
-    from hasse.cli.masks_in import flagged, load_stack
+    from hasse.cli.masks_in import reading_of
+    from hasse.theory.inputs.read import read
     from hasse.views.stack_report import stack_json
     from hasse.theory.stack import propagate
     from hasse.theory.stack_leak import apply_stack_policy
@@ -164,13 +166,9 @@ def run_stack(args) -> int:
     if args.layers is not None and args.layers < 0:
         raise InputError(f"--layers must be >= 0, got {args.layers}")
     text = args.stack if args.stack is not None else args.mask
-    stack = load_stack(text, args.n, args.repeat, heads=args.heads, trust_code=args.trust_code,
-                       convention=args.convention)
+    stack = read(text, reading_of(args), accept=("preset", "stack")).stack
     policy = "error" if args.strict else args.empty_rows
-    try:
-        stack, empty = apply_stack_policy(stack, policy)
-    except InputError as exc:
-        raise flagged(exc) from None
+    stack, empty = apply_stack_policy(stack, policy)
     if empty and policy == "attend-none":
         warn(f"{stack.spec}: {len(empty)} position(s) with an empty row in some layer (attending no key, not "
              f"even themselves): {_rows(empty)}; analysed as given (attend-none), but additive-mask kernels "
@@ -234,9 +232,7 @@ def stack_report(a: MaskAnalysis, stack, flow, *, ascii: bool = False) -> str:
 
 def batch_analysis(grid, b: int, named, policy: str, args) -> MaskAnalysis:
     """The analysis of batch row ``b``: its layer mask (union over heads, empty rows read per head)."""
-    from hasse.cli.masks_in import apply_policy
-
-    layer, found = apply_policy(grid, b, policy, named.spec)
+    layer, found = grid.layer(b, policy, named.spec)
     a = mask_to_analysis(layer, residual=not args.no_residual, layers=args.layers, names=named.names,
                          empty_rows="attend-none", key_only=named.key_only, key_only_kind=named.key_only_kind)
     return replace(a, empty_rows=found.rows, empty_row_policy=found.policy)
