@@ -223,21 +223,18 @@ def _check(args, device: str) -> int:
 def _read(args) -> Subject:
     """MASK|TASK and --stack (or a preset given as MASK: the whole stack), each read once."""
     from hasse.cli.masks_in import load_heads, load_stack
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.gpu_check.torch_masks import torch_reader_or_none
-    from hasse.theory.inputs.tasks import load_task, names_a_task
-    from hasse.views.stack_report import is_preset
+    from hasse.theory.inputs.read import kind_of
+    from hasse.theory.inputs.tasks import load_task
 
-    text = args.stack if args.stack is not None else args.subject if is_preset(args.subject) else None
+    text = args.stack if args.stack is not None else args.subject if kind_of(args.subject) == "preset" else None
     if text is None and args.subject is None:
         raise InputError("give a MASK or TASK, or --stack SPEC (with --n N when its layers have no size)")
     task = named = grid = None
     if args.subject is not None and args.subject != text:
-        if names_a_task(args.subject):
+        if kind_of(args.subject) == "task":
             if text is None and (args.heads is not None or args.batch is not None):
                 raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", args.subject)
-            task = load_task(args.subject, trust_code=args.trust_code, fallback=torch_fallback_or_none(),
-                             torch_reader=torch_reader_or_none())
+            task = load_task(args.subject, trust_code=args.trust_code)
             if text is not None and args.n is not None and args.n != task.size:
                 raise InputError(f"--n {args.n}: the task has {task.size} positions", args.subject)
         elif text is not None:
