@@ -239,7 +239,7 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     return Outcome(PROVED, counter[0], details=details)
 
 
-THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None,  # issue 14: --orbits refused
+THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None,  # --orbits refused
                   not_invariant="the catalogue's layouts are particular labelled masks, not classes of masks")
 
 if __name__ == "__main__":

@@ -116,7 +116,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 def relabelling(theorem: Theorem) -> str | None:
-    """The statement sheet's line on relabelling positions (``hasse prove --orbits``, issue 14), or None."""
+    """The statement sheet's line on relabelling positions (``hasse prove --orbits``), or None."""
     if theorem.invariant:
         return f"Invariant under relabelling positions (so --orbits checks one mask per class): {theorem.invariant}."
     if theorem.limit_only:

@@ -33,7 +33,7 @@ from hasse.solvers import exhaustive as ex
 from hasse.theory import batch
 
 NO_Z3 = "exhaustive only: the engine is Python code, no Z3 encoding can call it (design.md §5)"
-# issue 14: an engine theorem refuses --orbits (design.md §5)
+# an engine theorem refuses --orbits (design.md §5)
 NOT_INVARIANT = ("the engine is code that could treat positions differently, so its answer on one mask of a class "
                  "says nothing about the others")
 FULL_UPTO = 4  # every mask up to this size; a seeded sample beyond

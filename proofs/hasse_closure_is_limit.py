@@ -20,12 +20,12 @@ then, pair by pair of class representatives ``(c, d)`` with a Hasse edge, the
 sub-batch of masks having it gets the edge removed and its closure computed.
 Counterexample: the mask, the pair, or the redundant edge and the other path.
 
-Z3 method (:func:`solvers.z3_hasse.hasse_closure_is_limit`).
+Z3 method (:func:`solvers.smt.hasse.hasse_closure_is_limit`).
 - naive: ``R* = A^(n-1)`` and the closure of ``G`` as ``G^(n-1)`` by unrolled powers;
   (a) every pair; (b) for every pair ``(q, k)``, ``H[q, k]`` and the ``(n-1)``-th power
   of ``G`` minus that class edge still has ``(q, k)``: ``n²`` extra closures;
 - better: both closures by their characterisation
-  (:func:`solvers.z3_masks.encode_closure_relation`: reflexive, contains the
+  (:func:`solvers.smt.masks.encode_closure_relation`: reflexive, contains the
   relation, transitive, every entry justified by a step to an entry of smaller
   integer rank — its only solution is the closure; that ``A^(L*)`` is this closure
   is ``reach_stable_by_n_minus_1`` with ``limit_is_preorder``); (a) WLOG the pair is
@@ -136,7 +136,7 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same}
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("the Hasse diagram of the relabelled quotient is the relabelled Hasse diagram, and closure and "
              "minimality do not depend on labels")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_hasse.hasse_closure_is_limit,

@@ -12,11 +12,11 @@ Exhaustive method. Every mask in vectorised batches; ``R*`` is the engine's batc
 under test; a mask fails if a diagonal bit is missing or ``R* . R*`` has an entry
 ``R*`` lacks. Counterexample: the mask and the position or triple ``(q, j, k)``.
 
-Z3 method (:func:`solvers.z3_claims.limit_is_preorder`).
+Z3 method (:func:`solvers.smt.claims.limit_is_preorder`).
 - naive: ``R* = A^(n-1)`` by unrolled powers on whole matrices; negation: a
   non-reflexive position or a triple breaking transitivity, over all ``n³`` triples;
 - better: a failure names at most three positions ``k, j, q``; relabel them ``0, 1,
-  2`` in that order of first appearance (:func:`solvers.z3_claims.canonical_roles`:
+  2`` in that order of first appearance (:func:`solvers.smt.claims.canonical_roles`:
   five ways for them to coincide) and sort the others by hop distance from 0. Only
   columns 0 and 1 of ``A^(n-1)`` are needed. Disjuncts checked one at a time on one
   solver (incremental).
@@ -84,7 +84,7 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": found is not None} | (found or {})
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("R*(P M Pᵀ) = P R*(M) Pᵀ, and reflexivity and transitivity of a relation do not depend on its "
              "labels")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.limit_is_preorder,

@@ -2,8 +2,8 @@
 
 Statement. For every mask ``M`` of size ``n`` (zero diagonal: ``2^(n(n-1))`` masks), and
 ``M`` with its diagonal set, the array readers behind every command that loads a mask
-(:func:`theory.mask_arrays.to_grid`: :func:`~theory.mask_arrays.per_head`,
-:func:`~theory.mask_arrays.allowed`, :func:`~theory.mask_arrays.grid_of`; the layer of
+(:func:`theory.inputs.arrays.to_grid`: :func:`~theory.inputs.arrays.per_head`,
+:func:`~theory.inputs.arrays.allowed`, :func:`~theory.inputs.arrays.grid_of`; the layer of
 one batch row, :meth:`theory.heads.HeadMasks.layer`) read each form below as design.md §7
 defines it:
 
@@ -37,12 +37,12 @@ way alone; the masks it must refuse alone (all zero as float 0/1, all allowed as
 are read alone. Every mask is also read alone in one 2-D or batch-1 form, or one bad value,
 chosen by its bits, so the 2-D and 3-D paths see every form over the class.
 
-What a verdict covers. The numpy path of :mod:`theory.mask_arrays` and the union over
+What a verdict covers. The numpy path of :mod:`theory.inputs.arrays` and the union over
 heads of :mod:`theory.heads`, as they are in this checkout, on every mask of size
 ``n <= 4``; for ``n >= 5`` a seeded uniform sample of 4,096 masks (the verdict line says
 "sample … not a full proof"). Torch tensors and FlexAttention ``BlockMask`` (read by
 ``gpu_check/torch_masks.py``, which proofs may not import) are out of scope; so are files
-(:mod:`theory.mask_formats`).
+(:mod:`theory.inputs.formats`).
 
 The definitions are written here from the rules above with numpy comparisons on the
 values this module put into each array; nothing is shared with the readers.

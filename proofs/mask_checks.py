@@ -2,7 +2,7 @@
 
 - :func:`mask_theorem`: a mask-level :class:`~proofs.theorem.Theorem` from its parts —
   a vectorised predicate ``flag`` for the exhaustive check, the queries of
-  :mod:`solvers.z3_claims` / :mod:`solvers.z3_hasse` for the Z3 check, and the numpy
+  :mod:`solvers.smt.claims` / :mod:`solvers.smt.hasse` for the Z3 check, and the numpy
   re-checks ``explain`` and ``confirm`` that describe a flagged or decoded mask;
 - :func:`exhaustive_outcome`: every mask of size n (or one shard of them) through a
   vectorised predicate; the first flagged mask is decoded and explained. Complete or
@@ -11,9 +11,9 @@
   diagonal, :func:`solvers.class_sizes.masks`), else ``unknown`` ("scan incomplete: …");
 - :func:`mask_recheck`: re-checks a counterexample or witness read from a certificate
   (the mask through ``flag`` and ``confirm``, its index decoded again).
-- :func:`z3_outcome`: the queries of :mod:`solvers.z3_claims` proved by negation;
+- :func:`z3_outcome`: the queries of :mod:`solvers.smt.claims` proved by negation;
   a model is decoded into a mask and re-checked with numpy after the fact; in the
-  same run the run-time controls (:func:`solvers.z3_queries.run_controls`) check that
+  same run the run-time controls (:func:`solvers.smt.queries.run_controls`) check that
   the premises admit the causal and the bidirectional mask and that a planted false
   variant of the claim is refuted — otherwise the verdict is ``unknown``. The controls
   are recorded in ``details["controls"]`` (and so in the certificate).

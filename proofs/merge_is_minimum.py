@@ -55,11 +55,11 @@ drawing the sample); Z3 5 (~55 s) and the n = 6 sample (~37 s). The size guard s
 6: counting the class at 7 alone takes too long. ``--timeout`` is checked between
 families, inside the quotient search and the sampling, and bounds each Z3 call.
 
-History. ``merged_task_is_minimum`` (its old name, still accepted) was refuted twice:
-at n = 5 when the merge kept every node of a task apart (``a → a`` then ``{a, a → a}``:
-4 nodes where 2 suffice), and at n = 6 when it took the first free copy of a
-duplicated node (``a → a`` then ``[[], [], [1], [0, 2]]`` all ``a``: 5 nodes where 4
-suffice); the merge now chooses copies exactly (:mod:`theory.merge_copies`).
+Two merges this statement refutes: one that keeps every node of a task apart (n = 5:
+``a → a`` then ``{a, a → a}``, 4 nodes where 2 suffice) and one that takes the first free
+copy of a duplicated node (n = 6: ``a → a`` then ``[[], [], [1], [0, 2]]`` all ``a``, 5
+nodes where 4 suffice); the merge chooses copies exactly (:mod:`theory.merge_copies`).
+``merged_task_is_minimum`` is accepted as another name of this theorem.
 
 References. C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the merge
 as a minimal common supergraph); design.md §3 (minimal merged task, duplicate copies), §5.

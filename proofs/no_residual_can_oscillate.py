@@ -16,7 +16,7 @@ Exhaustive method. Masks in index order, in vectorised batches
 and period of every mask at once), stopping at the first with period ≥ 2. The
 witness is re-checked with plain numpy powers.
 
-Z3 method (:func:`solvers.z3_claims.no_residual_can_oscillate`), a satisfiable query.
+Z3 method (:func:`solvers.smt.claims.no_residual_can_oscillate`), a satisfiable query.
 - naive: ``M^T != M^(T+1)`` at ``T = (n-1)² + 1``, beyond any pre-period, so the
   powers never settle (``unsat`` would refute the statement): ``T + 1`` unrolled powers;
 - better: the lasso ``M^2 = I != M`` (pre-period 0, period 2): two products.
@@ -77,7 +77,7 @@ def confirm(mask: np.ndarray) -> dict:
             "cycle": checked["cycle"]}
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("(P M Pᵀ)^k = P M^k Pᵀ, so a relabelled mask settles with the same pre-period and period")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.no_residual_can_oscillate, confirm,
                        diagonal=True, existence=True, shaped_encoding="better",

@@ -16,7 +16,7 @@ representative; reflexive; antisymmetric iff mutually reachable positions have t
 same representative; transitive on the representatives. Counterexample: the mask,
 the part that fails, the classes involved.
 
-Z3 method (:func:`solvers.z3_claims.quotient_is_partial_order`).
+Z3 method (:func:`solvers.smt.claims.quotient_is_partial_order`).
 - naive: ``R* = A^(n-1)`` by unrolled powers; negation over every quadruple
   ``(q, q2, k, k2)`` with ``q ~ q2``, ``k ~ k2``, ``R*[q, k]``, not ``R*[q2, k2]`` (well
   defined), every position (reflexive), pair (antisymmetric) and triple (transitive);
@@ -107,7 +107,7 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not (np.diagonal(r).all() and transitive)}
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("relabelling maps the classes of R* onto the classes of the relabelled R* and keeps the order "
              "between them")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.quotient_is_partial_order,

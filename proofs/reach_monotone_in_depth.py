@@ -13,12 +13,12 @@ Exhaustive method. Every mask, in vectorised batches (:mod:`theory.batch`: packe
 ``A^0 … A^(n+1)`` by Boolean products); a mask fails if some ``A^L & ~A^(L+1)`` is
 non-zero. Counterexample: the mask, ``L``, the pair ``(q, k)`` and a path ``k -> q``.
 
-Z3 method (:func:`solvers.z3_claims.reach_monotone_in_depth`).
+Z3 method (:func:`solvers.smt.claims.reach_monotone_in_depth`).
 - naive: unrolled powers ``A^0 … A^(n+1)`` on whole matrices; negation: some
   ``L, q, k`` with ``A^L[q,k]`` and not ``A^(L+1)[q,k]``;
 - better: WLOG ``k = 0`` (relabel), so only column 0 of the powers
   (``n²`` terms per power instead of ``n³``), the other positions sorted by hop
-  distance from 0 (:func:`solvers.z3_masks.sorted_by_distance`).
+  distance from 0 (:func:`solvers.smt.masks.sorted_by_distance`).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
 Z3 (issue 5)"): exhaustive n = 5 (1,048,576 masks) in 0.07 s; Z3 within 60 s:
@@ -76,7 +76,7 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": False}
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("A^L <= A^(L+1) relabels entrywise: (P A Pᵀ)^L = P A^L Pᵀ, and I = P I Pᵀ")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_monotone_in_depth,
                        confirm, invariant=INVARIANT, max_n={"z3": 160})  # size guard: about 4x the n Z3 proves in 60 s

@@ -15,7 +15,7 @@ none before ``n``), the largest hop distance by breadth-first layers
 (:func:`theory.batch.max_hop_distance`). Counterexample: the mask, the part that
 fails, a pair and its path.
 
-Z3 method (:func:`solvers.z3_claims.reach_stable_by_n_minus_1`), two queries each.
+Z3 method (:func:`solvers.smt.claims.reach_stable_by_n_minus_1`), two queries each.
 - naive: unrolled powers ``A^0 … A^n``; (a) some entry of ``A^(n-1)`` and ``A^n``
   differs; (b) ``L*`` as an if-then-else chain over ``A^L = A^(L+1)``, the largest
   hop distance over the breadth-first layers ``F_0 … F_n`` from every source, with
@@ -90,7 +90,7 @@ def confirm(mask: np.ndarray, at: int | None = None) -> dict:
     return {"confirmed": depth != longest, "L*": depth, "largest_hop_distance": longest}
 
 
-# issue 14: why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
+# why the statement is invariant under relabelling (hasse prove --orbits, proofs.orbits_check)
 INVARIANT = ("(P A Pᵀ)^k = P A^k Pᵀ for every k, and hop distances are those of the relabelled pairs")
 THEOREM = mask_theorem(NAME, STATEMENT, flag, explain, z3_claims.reach_stable_by_n_minus_1,
                        confirm, invariant=INVARIANT, max_n={"z3": 64})  # size guard: about 4x the n Z3 proves in 60 s

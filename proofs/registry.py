@@ -29,8 +29,8 @@ ENGINE_THEOREMS = (  # the code the CLI runs, against the definitions, on every 
     "engine_matches_definitions",
     "leak_search_is_exact",
     "catalog_layouts_match_design",
-    "stack_flow_matches_products",  # issue 20: the engines added since (stacks, arrays, orbits, combining, copies,
-    "mask_arrays_read_as_defined",  # the symbolic tracer), each against an independent reference
+    "stack_flow_matches_products",  # the engines of stacks, arrays, orbits, combining, copies and the symbolic
+    "mask_arrays_read_as_defined",  # tracer, each against an independent reference
     "orbit_enumeration_covers_every_mask",
     "shard_combination_is_exact",
     "copy_choice_is_minimum",
@@ -48,7 +48,7 @@ TASK_THEOREMS = (  # over labelled DAGs, task families and the case studies
 
 NAMES = MASK_THEOREMS + ENGINE_THEOREMS + TASK_THEOREMS
 
-ALIASES: dict[str, str] = {  # an older name -> the theorem's name now
+ALIASES: dict[str, str] = {  # another accepted name -> the theorem's name
     "merged_task_is_minimum": "merge_is_minimum",
 }
 

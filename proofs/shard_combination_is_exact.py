@@ -4,7 +4,7 @@ Statement. At size ``n`` (``n <= 5``; the existence theorem and the orbit parts 
 with results produced here by really running the theorems (``run_theorem`` with shard and
 span contexts, ``orbits_check.run_many`` with parts), never written by hand:
 
-- numbered shards (:func:`proofs.certificate_combine.combine`, what ``hasse prove
+- numbered shards (:func:`proofs.certificates.combine.combine`, what ``hasse prove
   --combine`` runs, and :func:`proofs.distributed.combine_labelled`, the Dask combiner):
   the pool holds the ``k`` shards ``i/k`` of ``limit_is_preorder`` for ``k = 1 … 4`` and
   the span results ``[a, b)`` for every ``a < b`` of the cut points
@@ -17,7 +17,7 @@ span contexts, ``orbits_check.run_many`` with parts), never written by hand:
   it is refused (``ValueError``) or ``unknown``, never ``proved``. The same for the
   existence statement ``no_residual_can_oscillate`` (``n <= 4``, ``T = 2^(n²)``): a
   partition gives the whole run's verdict and its witness (the lowest index);
-- orbit parts (:func:`~proofs.certificate_combine.combine`,
+- orbit parts (:func:`~proofs.certificates.combine.combine`,
   :func:`proofs.distributed.combine_orbits`): the parts ``(i, k)``, ``k = 2, 3``, of
   ``limit_is_preorder`` (classes) and ``no_residual_can_oscillate`` (classes with loops)
   under ``--orbits``, and relabelled copies (part ``i``'s result numbered ``j``: a forgery unless
@@ -31,7 +31,7 @@ numbered shard's content is its range, so it cannot be told from a real run with
 re-running it (``hasse certificate verify --recheck``); an orbit part's content is bound
 by its digest, so its relabelled copies are.
 
-What a verdict covers. The combiners of :mod:`proofs.certificate_combine` and
+What a verdict covers. The combiners of :mod:`proofs.certificates.combine` and
 :mod:`proofs.distributed` as they are in this checkout, on those pools. For ``n >= 6`` the
 verdict is ``unknown``: every span would rescan ``2^30`` masks.
 
@@ -44,7 +44,7 @@ what the combiner answered and what the definition says.
 Exhaustive method only (:mod:`proofs.engine_checks`): the combiners are Python. n = 4 takes
 a few seconds.
 
-References: design.md §5 (certificates, ``--combine``, the distributed engine); issue 20, item 2.
+References: design.md §5 (certificates, ``--combine``, the distributed engine).
 """
 
 from __future__ import annotations

@@ -40,25 +40,25 @@ the prediction from ``equivalence``, ``covering`` and breadth-first distances al
 Hasse diagram; the designed mask from ``R*`` as numpy arrays, :func:`designed_realisation`).
 Counterexample: the mask, ``S``, and the entry, the pair or the two depths.
 
-Z3 method (:func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`).
+Z3 method (:func:`solvers.smt.hasse.sparse_realisation_keeps_hasse`).
 - naive: ``R* = A^(n-1)`` by unrolled powers, ``S`` built from it (classes, smallest
   members, cycle successor, Hasse edges), ``R*(S) = S^(n-1)`` and ``L*(S)`` from the
   powers ``S^0 … S^n`` (if-then-else chain), ``pd`` with integers; two queries;
 - better: the claim depends on ``M`` only through ``R*``, and the limits are exactly
-  the preorders (:func:`solvers.z3_masks.encode_preorder`), so it quantifies over
+  the preorders (:func:`solvers.smt.masks.encode_preorder`), so it quantifies over
   preorders ``R``; then a certificate instead of powers: ``R`` and ``pd`` satisfy the
   equations whose only solution is reachability and hop distance in ``S``
-  (:func:`solvers.z3_masks.encode_distances`: closed under steps of ``S``, every
+  (:func:`solvers.smt.masks.encode_distances`: closed under steps of ``S``, every
   entry justified by a step that lowers ``pd`` by one, no step shortens it, ``pd = 0``
   on the diagonal), hence ``R*(S) = R`` and ``dist_S = pd``, so ``L*(S)`` — the largest
   hop distance (``reach_stable_by_n_minus_1``) — is ``pred``. Bit-vector arithmetic,
   one query pair per source, disjuncts checked one at a time (``QF_BV`` solver).
-  Plus a symmetry breaking that is sound for this statement (issue 14,
-  :mod:`solvers.z3_sparse`): ``S`` depends on the numbering only through the order of
+  Plus a symmetry breaking that is sound for this statement
+  (:mod:`solvers.smt.sparse`): ``S`` depends on the numbering only through the order of
   the members inside each class, so the preorders are taken canonically numbered
   (classes are runs of consecutive positions, each class after the classes that reach it).
 
-``--orbits`` (issue 14). The statement is invariant under relabelling, but its predicate
+``--orbits``. The statement is invariant under relabelling, but its predicate
 is not: ``S`` numbers the members of each class by position, so a relabelled mask gets
 another cycle, not a relabelled one, and a class representative says nothing about the
 other members of its class. Every part of the predicate is, however, computed from
@@ -68,7 +68,7 @@ with a run-time control that the flags of random masks equal those of their limi
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
 Z3 (issue 5)"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 10 (28 s; n = 9
-in 12 s; n = 7 in 46 s before the canonical numbering of issue 14), naive n = 5 (9 s).
+in 12 s), naive n = 5 (9 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (any mask
 with the same limit realises the same Hasse diagram); design.md §2 (dense mask,
@@ -185,8 +185,8 @@ def confirm(mask: np.ndarray) -> dict:
     return {"confirmed": not same or depth != predicted, "same_limit": same, "depth": depth, "predicted": predicted}
 
 
-# issue 14 (--orbits): the predicate is not invariant, but it reads a mask only through its limit, so the
-# labelled preorders cover every mask (proofs.orbits_check, LIMITS)
+# --orbits: the predicate is not invariant, but it reads a mask only through its limit, so the
+# labelled preorders cover every mask (proofs.orbit_cover, LIMITS)
 NOT_INVARIANT = ("the realisation picks its cycle orders and edge ends by position, so a relabelled mask "
                  "gets another sparse mask, not only a relabelled one")
 LIMIT_ONLY = ("every part is computed from R*(M) = batch.closure(M): the realisation (theory.batch."

@@ -93,7 +93,7 @@ class Theorem:
     recheck: Callable[[str, int, Any], str | None] | None = None  # ("counterexample"|"witness", n, obj) -> why not
     max_n: dict = field(default_factory=dict)  # method -> largest n the size guard lets run (default DEFAULT_MAX_N)
     estimate: Callable[[int, str], str] | None = None  # (n, method) -> the work at n, in words (guard messages)
-    # issue 14 (--orbits): why the statement is invariant under relabelling positions (M -> P M Pᵀ), None: not
+    # --orbits: why the statement is invariant under relabelling positions (M -> P M Pᵀ), None: not
     # claimed (not_invariant: why not); flag/explain: the exhaustive predicate and its description of a mask
     invariant: str | None = None
     not_invariant: str | None = None

@@ -1,7 +1,7 @@
 """The sizes of the classes the theorems quantify over, computed without the enumerations that list them.
 
 A proof by exhaustion is complete only when the number of objects it checked
-equals the size of its class (issue 10, "complete or not proved"). These are
+equals the size of its class ("complete or not proved", design.md §5). These are
 that size, by closed forms, recurrences and counting arguments that share no
 code with the generators (:mod:`solvers.exhaustive`, :mod:`solvers.dags`,
 :mod:`solvers.task_sets`, the catalogue):

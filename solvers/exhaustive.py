@@ -16,7 +16,7 @@ for an existence statement):
   each (forked); ``checked`` is their sum and the first flagged index is the
   smallest any of them found;
 - ``ctx.span = (a, b)``: exactly the index range ``[a, b)`` (a re-check of part of a
-  certificate, :mod:`proofs.certificate_verify`);
+  certificate, :mod:`proofs.certificates.verify`);
 - ``ctx.progress(done, total)`` after every batch; ``ctx.expired()`` stops the
   search (the result says how many masks were checked).
 

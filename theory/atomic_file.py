@@ -8,7 +8,7 @@ Problems are an :class:`~hasse.theory.errors.InputError` of one line naming the 
 
 Outputs never overwrite inputs, named or not (design §10): while a command runs
 inside :func:`guard_outputs` (the CLI's ``main``), every file a loader opens is
-registered by :func:`note_read` (:func:`theory.json_file.require_regular_file`, which
+registered by :func:`note_read` (:func:`theory.inputs.json_file.require_regular_file`, which
 every mask, task, stack, certificate and configuration reader calls before opening,
 and the import of a ``file.py:mask_mod``). A read of one of the command's outputs is
 refused at once, before the work that would follow (a ``{"mask": "m.npy"}`` file read

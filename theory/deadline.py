@@ -5,7 +5,7 @@ Definition. Inside ``with deadline(seconds):`` every :func:`tick` raises
 blocks keep the earlier of the two deadlines; ``None`` adds no limit). Loops that
 can run long before any solver or search sees the time limit — building a Z3
 encoding, generating the families of a theorem — call :func:`tick` once per outer
-step, so ``--timeout`` is honoured while they run too (issue 10). ``tick`` costs one
+step, so ``--timeout`` is honoured while they run too. ``tick`` costs one
 clock read.
 
 >>> import time

@@ -18,7 +18,7 @@ Each kind of size has one named limit and one helper, and every reader calls the
   search builds: every size up to ``N`` holds about ``N^3 / 3`` entries in all, as a family);
 - **integers written as text** (:func:`parse_int`): specs, ``--param-range``, stack counts,
   document lengths and every integer option: within 64 bits, as JSON integers
-  (:mod:`theory.json_file`); longer text is refused before it is converted (Python's
+  (:mod:`theory.inputs.json_file`); longer text is refused before it is converted (Python's
   int-str limit, 4,300 digits, never shows).
 
 Counts that are computed, not allocated, are not limited here: a depth of ``10^12`` is

@@ -13,7 +13,7 @@ Definitions (design.md §3):
 This module is the model only: :class:`Task`, :func:`make_task` (every check) and
 the input symbols. The JSON form (§8), ``{"name": …, "tokens": n, "inputs":
 [[symbol, pos], …], "labels": [null | t | [t, …], …], "mask": spec | path | rows,
-"isolate": [[…], …]}``, is read and written by :mod:`theory.task_io`.
+"isolate": [[…], …]}``, is read and written by :mod:`theory.inputs.tasks`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ class Symbol:
     sources: frozenset[int]
 
 
-MAX_TOKENS = 1 << 24  # sample size and position ids (issue 10: a huge integer is bad input, not a size)
+MAX_TOKENS = 1 << 24  # sample size and position ids (a huge integer is bad input, not a size)
 MAX_SYMBOL = 100_000  # characters in one input symbol (agg(...) of many tokens included)
 
 

@@ -1,6 +1,6 @@
 """Z3 encodings of the mask-level theorems of design.md §5, each in a naive and a better form.
 
-``THEOREM_NAME(n, encoding)`` returns the queries (:class:`solvers.z3_queries.Query`)
+``THEOREM_NAME(n, encoding)`` returns the queries (:class:`solvers.smt.queries.Query`)
 whose every ``unsat`` proves the theorem at size ``n`` (for the existence statement
 ``no_residual_can_oscillate``: whose ``sat`` gives a witness). The statement sheet of
 each ``proofs/<name>.py`` says what is encoded and why the better form is sound.
@@ -9,16 +9,16 @@ each ``proofs/<name>.py`` says what is encoded and why the better form is sound.
   powers, every index tuple of the claim);
 - ``better``: the same claim after relabelling the positions a counterexample names
   to ``0, 1, …`` and sorting the others by hop distance from position 0
-  (:func:`solvers.z3_masks.sorted_by_distance`), which needs only the columns of the
+  (:func:`solvers.smt.masks.sorted_by_distance`), which needs only the columns of the
   powers for those sources (``n²`` terms per power instead of ``n³``) and removes
   the pigeonhole search. Claims on a global maximum are split per source first
   (``L* = max_k L*_k``: column ``k`` of ``A^(L+1)`` is ``A`` times column ``k`` of
   ``A^L``, so the columns settle independently and each stays settled).
 
 The theorems on the Hasse diagram and the sparse realisation are in
-:mod:`solvers.z3_hasse`. Nothing here calls the theory code.
+:mod:`solvers.smt.hasse`. Nothing here calls the theory code.
 
-Planted false variants (run-time controls, :func:`solvers.z3_queries.run_controls`):
+Planted false variants (run-time controls, :func:`solvers.smt.queries.run_controls`):
 ``THEOREM_NAME(n, encoding, planted=True)`` returns the queries of a claim that is
 *false* at that ``n`` (``n >= 2``; ``[]`` at ``n = 1``, where the space has one
 mask), built on the same hypotheses and symmetry breaking: each must come out

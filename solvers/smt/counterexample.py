@@ -4,7 +4,7 @@
 sizes, the three properties and their order are those of
 :mod:`theory.counterexample` (one pass over ``n``, the same
 :class:`~theory.counterexample.Counterexample` returned); here each size is decided by
-Z3 (:mod:`solvers.z3_leak_walks`, :mod:`solvers.z3_task_maps`, on raw rows, inputs and labels only): a walk in
+Z3 (:mod:`solvers.smt.leak_walks`, :mod:`solvers.smt.task_maps`, on raw rows, inputs and labels only): a walk in
 ``A = M ∨ I`` of ``N - 1`` steps from a holder of a target to its supervised position
 (or from one isolate group to another) — sat is a leak, decoded into its shortest
 path; and for an inference family, an injective cover-exact map of each supervised

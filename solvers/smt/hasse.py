@@ -1,15 +1,15 @@
 """Z3 encodings of the theorems on the Hasse diagram and the sparse realisation, naive and better.
 
-Same conventions as :mod:`solvers.z3_claims` (queries proved by negation, nothing
+Same conventions as :mod:`solvers.smt.claims` (queries proved by negation, nothing
 from the theory code): ``hasse_closure_is_limit`` and
 ``sparse_realisation_keeps_hasse``. Both claims depend on the mask only through its
 limit ``R*``, so the better encodings describe ``R*`` by a characterisation instead
 of unrolled powers: the reflexive–transitive closure relation
-(:func:`solvers.z3_masks.encode_closure_relation`) or, for the sparse realisation,
-any preorder (:func:`solvers.z3_masks.encode_preorder`).
+(:func:`solvers.smt.masks.encode_closure_relation`) or, for the sparse realisation,
+any preorder (:func:`solvers.smt.masks.encode_preorder`).
 
 ``planted=True`` gives false variants on the same hypotheses (run-time controls,
-:func:`solvers.z3_queries.run_controls`; ``[]`` at ``n = 1``): "the closure of the
+:func:`solvers.smt.queries.run_controls`; ``[]`` at ``n = 1``): "the closure of the
 Hasse diagram relates no two positions", "every Hasse edge is implied by the others",
 "no predicted hop distance is ``n - 1``".
 """
@@ -182,7 +182,7 @@ def sparse_realisation_keeps_hasse(n: int, encoding: str = "better", planted: bo
         return [same, deep]
     # Over preorders R (the limits R*, encode_preorder), then a certificate: R and the
     # predicted distances pd satisfy the equations whose only solution is reachability
-    # and hop distance in S (solvers.z3_masks.encode_distances): R*(S) = R, dist_S = pd.
+    # and hop distance in S (solvers.smt.masks.encode_distances): R*(S) = R, dist_S = pd.
     r, hyp = encode_preorder(n, "R")
     e, h, first, s = encode_sparse_realisation(r, n)
     bits = (3 * n + 1).bit_length() + 1  # distances and sizes stay below 3n

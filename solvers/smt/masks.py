@@ -17,7 +17,7 @@ Two styles, both exact:
   encoding of ``A^(n-1) = A^n`` blow up.
 
 The proof obligations built from these terms, and their proof by negation, are in
-:mod:`solvers.z3_queries` (:class:`~solvers.z3_queries.Query`, :func:`~solvers.z3_queries.prove`);
+:mod:`solvers.smt.queries` (:class:`~solvers.smt.queries.Query`, :func:`~solvers.smt.queries.prove`);
 :func:`decode_mask` reads a model's mask back as a numpy array.
 """
 
@@ -65,11 +65,6 @@ def encode_powers(a: Matrix, upto: int) -> list[Matrix]:
     for _ in range(upto):
         out.append(encode_product(a, out[-1]))
     return out
-
-
-def encode_reach(m: Matrix, depth: int, *, residual: bool = True) -> Matrix:
-    """``R(L) = A^L``."""
-    return encode_powers(encode_dependency(m, residual), depth)[-1]
 
 
 def encode_column_powers(a: Matrix, source: int, upto: int) -> list[list]:

@@ -1,7 +1,7 @@
 """Is there a merged diagram with ``K`` nodes into which every task maps? (Z3, for minimality.)
 
 A merged diagram for a family (design.md §3) is a labelled DAG into which every task
-maps cover-exactly and one-to-one on down-sets (:mod:`solvers.z3_task_maps`), so that
+maps cover-exactly and one-to-one on down-sets (:mod:`solvers.smt.task_maps`), so that
 every node has an equivalent node. :func:`merge_within` encodes ``K`` merged nodes with
 symbolic inputs and covers (:func:`encode_merged_nodes`), one such map per task
 (:func:`encode_task_embedding`) and a symmetry breaking that fixes the largest

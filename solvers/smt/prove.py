@@ -11,7 +11,7 @@ solver and hands it to :func:`check`:
 :func:`or_`, :func:`and_` and :func:`not_` build terms and fold the constants
 ``TRUE``/``FALSE`` away, so encodings with many constant entries stay small. They
 also check the time limit (:func:`theory.deadline.tick`): every encoding is built from
-them, so ``--timeout`` is honoured while an encoding is being built (issue 10).
+them, so ``--timeout`` is honoured while an encoding is being built.
 
 >>> import z3
 >>> s = z3.Solver()

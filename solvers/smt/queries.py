@@ -1,12 +1,12 @@
 """Proof obligations about masks (:class:`Query`) and their proof by negation, one after another.
 
 A :class:`Query` holds the hypotheses over a mask's Boolean variables
-(:mod:`solvers.z3_masks`) and the negated claim as named disjuncts: ``unsat`` of
+(:mod:`solvers.smt.masks`) and the negated claim as named disjuncts: ``unsat`` of
 ``hypotheses and OR(target)`` proves the claim; ``sat`` is a counterexample (or the
 witness of an existence statement), decoded into a numpy mask with the disjuncts that
 hold in it. :func:`check_query` checks one (all disjuncts at once, or one at a time on
 one solver with ``incremental``); :func:`prove` checks a list in turn until one is not
-``unsat``. Both answer with :class:`solvers.z3_prove.Answer` (``value``: the mask).
+``unsat``. Both answer with :class:`solvers.smt.prove.Answer` (``value``: the mask).
 
 Run-time controls (:func:`run_controls`): an ``unsat`` is only worth something if the
 hypotheses are not vacuous and the encoding can find what it looks for. Every check

@@ -2,7 +2,7 @@
 
 The claim (the sparse realisation ``S`` built from ``R*`` has ``R*(S) = R*`` and hop
 distances ``dist_S = pd``, hence ``L*(S) = pred``) is checked on the certificate queries
-of :func:`solvers.z3_hasse.sparse_realisation_keeps_hasse` (``better``: over preorders
+of :func:`solvers.smt.hasse.sparse_realisation_keeps_hasse` (``better``: over preorders
 ``R``, one query pair per source). Those stall at ``n = 8``: the search ranges over all
 preorders, most of them the same structure numbered another way. This module adds
 *canonical numbering* hypotheses (:func:`canonical_numbering`), with ``e`` the classes
@@ -28,8 +28,8 @@ evaluates these hypotheses on it.)
 
 Encodings: ``better`` (default) = the certificate queries plus :func:`canonical_numbering`,
 and the premises must admit, besides the causal and bidirectional limits, a mixed
-canonical one (:func:`mixed_limit`); ``preorder`` = the certificate queries alone (the
-encoding before issue 14); ``naive`` = unrolled powers (:mod:`solvers.z3_hasse`).
+canonical one (:func:`mixed_limit`); ``preorder`` = the certificate queries alone, without
+the canonical numbering; ``naive`` = unrolled powers (:mod:`solvers.smt.hasse`).
 Nothing here comes from the theory code (design.md §5).
 
 >>> len(canonical_numbering([[z3.BoolVal(True)] * 3] * 3, 3))
@@ -86,7 +86,7 @@ def mixed_limit(n: int) -> np.ndarray:
 
 
 def sparse_realisation_keeps_hasse(n: int, encoding: str = "better", planted: bool = False) -> list:
-    """The queries of :func:`solvers.z3_hasse.sparse_realisation_keeps_hasse`; ``better`` adds the canonical
+    """The queries of :func:`solvers.smt.hasse.sparse_realisation_keeps_hasse`; ``better`` adds the canonical
     numbering to every query's hypotheses (planted variants included) and asks them to admit :func:`mixed_limit`."""
     if encoding not in ENCODINGS:
         raise ValueError(f"sparse_realisation_keeps_hasse: encoding {encoding!r}, expected one of {ENCODINGS}")

@@ -16,7 +16,7 @@ nodes below ``c``, and edges are preserved both ways. So :func:`find_embedding` 
 node equivalence (design.md §3) and, over a whole task, a coherent embedding of the
 task as a down-closed part of another diagram; :func:`find_isomorphism` finds a
 bijection preserving covers, inputs and labels. Both answer with
-:class:`solvers.z3_prove.Answer` (sat: ``value`` is the map ``{node: node}``).
+:class:`solvers.smt.prove.Answer` (sat: ``value`` is the map ``{node: node}``).
 
 >>> from hasse.solvers.posets import Diagram
 >>> chain = Diagram(members=((0,), (1,)), inputs=((("x0", 0),), (("x1", 1),)), labels=(frozenset(), frozenset()),
