@@ -32,7 +32,7 @@ from hasse.cli import main
 from hasse.solvers.symbolic.mask import from_mask_mod, from_rule
 from hasse.solvers.symbolic.trace import TraceError, TraceUnknown
 from hasse.theory.limits import MAX_SYMBOLIC_VALUE
-from hasse.theory.inputs.mask_mod import import_function
+from hasse.theory.inputs.user_files import import_function
 from hasse.theory.user_code import ARGUMENT
 
 torch = pytest.importorskip("torch")
@@ -354,7 +354,7 @@ def test_a_loop_over_a_tensor_cannot_run(progs, capsys):
 
 def test_a_loop_over_a_symbolic_value_through_the_cli_is_exit_3(tmp_path, capsys):
     """A factory whose loop runs over a symbolic value, as a catalogue-like rule: unknown, exit 3, one line."""
-    from hasse.cli.prove_mask import TraceUnknownInput, symbolic_mask  # noqa: F401 - the CLI's mapping
+    from hasse.solvers.symbolic.resolve import TraceUnknownInput, symbolic_mask  # noqa: F401 - the CLI's mapping
 
     def fake(source):
         return from_rule(source, make_loop, params={"n": None, "w": None})
@@ -380,7 +380,7 @@ def test_a_spent_time_limit_while_tracing_is_unknown():
 
 
 def test_a_catalogue_spec_honours_timeout(capsys):
-    from hasse.cli.prove_mask import TraceUnknownInput, symbolic_mask
+    from hasse.solvers.symbolic.resolve import TraceUnknownInput, symbolic_mask
 
     with pytest.raises(TraceUnknownInput):
         symbolic_mask("block_two_stream", timeout=1e-9)

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from hasse.views.output import ascii_aware, emit_json, json_header
+from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header
 from hasse.views.output import PROGRESS, clear_progress, progress, say
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.errors import InputError
@@ -73,9 +73,7 @@ def register(sub) -> None:
     p.add_argument("--workers", type=integer("--workers"), default=1, help="processes for exhaustive checks (default 1)")
     p.add_argument("--shard", metavar="i/k", help="exhaustive: check only the i-th of k equal parts (with --orbits: "
                                                   "part i of k of the enumeration)")
-    p.add_argument("--json", action="store_true", help='print {"n": N, "results": [...]} and nothing else')
-    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
-    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    add_json_arguments(p, json_help='print {"n": N, "results": [...]} and nothing else')
     p.add_argument("--certificate", metavar="FILE", help="write the results as a JSON certificate")
     p.add_argument("--orbits", action="store_true",
                    help="exhaustive over one mask per isomorphism class (nauty, else a fallback up to n = 6); "

@@ -19,24 +19,8 @@ import os
 import stat
 import sys
 
-import numpy as np
-
 from hasse.theory.atomic_file import atomic_output, write_text  # noqa: F401  (the one atomic writer, used by commands)
-
-
-def to_jsonable(value):
-    """Turn numpy arrays, tuples and numpy scalars into plain JSON values."""
-    if isinstance(value, np.ndarray):
-        return value.astype(int).tolist() if value.dtype == bool else value.tolist()
-    if isinstance(value, (np.integer,)):
-        return int(value)
-    if isinstance(value, (np.bool_,)):
-        return bool(value)
-    if isinstance(value, dict):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(v) for v in value]
-    return value
+from hasse.theory.jsonable import to_jsonable  # noqa: F401  (the one JSON converter, used by commands)
 
 
 def print_json(obj) -> None:
@@ -260,9 +244,10 @@ def emit_json(args, obj) -> bool:
     return False
 
 
-def add_json_arguments(p, *, ascii_help: str = "ASCII characters only") -> None:
+def add_json_arguments(p, *, ascii_help: str = "ASCII characters only",
+                       json_help: str = "print one JSON object and nothing else") -> None:
     """``--json``, ``--out FILE`` and ``--ascii``, in the same words on every command (design §7)."""
-    p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
+    p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     p.add_argument("--ascii", action="store_true", help=ascii_help)
 

@@ -1,6 +1,19 @@
 """Certificates: the JSON record of proof results, written atomically and read back strictly.
 
-A certificate (design.md §5) is
+One writer, :func:`write_certificate`, writes every certificate the kit makes: one JSON
+object (indented, plain JSON values: :func:`theory.jsonable.to_jsonable`), atomically,
+never onto an input and never onto something that is not a regular file. Three kinds:
+
+- a theorem's (``hasse prove``, a proof script's ``--certificate``): ``write_certificate(path, results)``
+  with the :class:`~proofs.theorem.Result` list; the format below, the only kind
+  :func:`read_certificate` and ``hasse certificate verify`` read back;
+- a claim for every n (``hasse prove-mask``, ``hasse equiv``): ``write_certificate(path,
+  claim_certificate(obj, formulas, argv))`` — the command's JSON object, the formulas, the versions
+  of the kit, Z3 and Python, the command line;
+- an audit (``hasse audit``): ``write_certificate(path, audit_certificate(data, seconds, argv))`` —
+  the report's JSON object and how it was made.
+
+A theorem's certificate (design.md §5) is
 
 ```
 {"certificate": "hasse proof", "format": 2, "kit": "0.1.0", "fingerprint_rule": "...",
@@ -15,16 +28,15 @@ code it ran by a ``fingerprint`` of its source files (:mod:`proofs.fingerprint`;
 ``sources`` holds the per-file hashes, so a mismatch can name the files).
 
 - :func:`write_certificate` writes one atomically (a temporary file in the same
-  folder, then a rename), never onto a file it was given as input, never onto
-  something that is not a regular file;
+  folder, then a rename);
 - :func:`read_certificate` reads one back with the kit's JSON reader and checks
   every field (:func:`check_result`): a missing field, a wrong type, a huge integer,
   an unknown theorem, a range outside the space that ``n`` gives — each is one
   :class:`~theory.errors.InputError` line naming the file and the result.
 
-A certificate from someone else is evidence, not proof: :mod:`proofs.certificate_verify`
+A certificate from someone else is evidence, not proof: :mod:`proofs.certificates.verify`
 re-checks it (``hasse certificate verify CERT --recheck 1.0``), and shards are combined
-by :mod:`proofs.certificate_combine` only after the same checks.
+by :mod:`proofs.certificates.combine` only after the same checks.
 
 >>> check_result({"theorem": "limit_is_preorder", "n": 3, "method": "exhaustive"}, "f.json")
 Traceback (most recent call last):
@@ -37,8 +49,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import platform
 import stat
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
@@ -46,6 +60,8 @@ from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
 from hasse.theory.atomic_file import write_text
 from hasse.theory.errors import InputError, clip
 from hasse.theory.inputs.json_file import read_json
+from hasse.theory.jsonable import to_jsonable
+from hasse.theory.version import CLAIM_VERSIONS, __version__, versions
 
 ORBITS = "exhaustive-orbits"  # proofs.orbits_check.METHOD (not imported: it imports the solvers)
 
@@ -66,15 +82,23 @@ class Certificate:
     kit: str | None
 
 
-def write_certificate(path: str, results: list[Result], *, sources: dict | None = None,
-                      inputs: tuple[str, ...] = ()) -> None:
-    """Write ``results`` as a certificate at ``path``, atomically, with each result's fingerprint.
+def write_certificate(path: str, content, *, sources: dict | None = None, inputs: tuple[str, ...] = ()) -> None:
+    """Write a certificate at ``path``, atomically; ``inputs``: files the command read, which ``path`` must not be.
 
-    A result that already carries a ``fingerprint`` (a combination of shards) keeps it;
-    ``sources`` are then the per-file hashes of the shards. ``inputs``: files this
-    command read, which ``path`` must not be.
+    ``content`` is a list of theorem results (:func:`theorem_certificate`, with ``sources``)
+    or a certificate already made (:func:`claim_certificate`, :func:`audit_certificate`).
     """
     refuse_overwrite(path, inputs)
+    data = content if isinstance(content, dict) else theorem_certificate(content, sources)
+    write_text(path, json.dumps(to_jsonable(data), indent=1, default=_jsonable) + "\n")
+
+
+def theorem_certificate(results: list[Result], sources: dict | None = None) -> dict:
+    """The certificate of theorem ``results``, each with its fingerprint (the format above).
+
+    A result that already carries a ``fingerprint`` (a combination of shards) keeps it;
+    ``sources`` are then the per-file hashes of the shards.
+    """
     here = fp.source_hashes()
     out = []
     for r in results:
@@ -83,11 +107,28 @@ def write_certificate(path: str, results: list[Result], *, sources: dict | None 
         out.append(obj)
     if sources is None:
         sources = {p: here[p] for r in results for p in fp.files_for(r.theorem, here)}
-    from hasse.theory.version import __version__
-
-    data = {"certificate": FORMAT, "format": VERSION, "kit": __version__, "fingerprint_rule": fp.RULE,
+    return {"certificate": FORMAT, "format": VERSION, "kit": __version__, "fingerprint_rule": fp.RULE,
             "sources": dict(sorted(sources.items())), "results": out}
-    write_atomically(path, json.dumps(data, indent=1, default=_jsonable) + "\n")
+
+
+def claim_certificate(obj: dict, formulas: dict, argv) -> dict:
+    """A claim's certificate (``hasse prove-mask``, ``hasse equiv``): the command's JSON object ``obj``, then each
+    of ``formulas`` (name -> symbolic mask or task: :func:`solvers.symbolic.records.formula_record`), the versions
+    and the command line ``argv``."""
+    from hasse.solvers.symbolic.records import formula_record
+
+    return {"certificate": f"hasse {obj['command']}", **obj,
+            "formulas": {k: formula_record(m) for k, m in formulas.items()},
+            "versions": versions(CLAIM_VERSIONS), "argv": list(argv)}
+
+
+def audit_certificate(data: dict, seconds: float, argv) -> dict:
+    """An audit's certificate: its JSON object ``data`` (the versions are in ``data["versions"]``) and how it was
+    made: ``"certificate": {kind, argv, python, platform, seconds, created}``."""
+    made = {"kind": "audit", "argv": [str(a) for a in argv], "python": platform.python_version(),
+            "platform": platform.platform(), "seconds": round(seconds, 3),
+            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    return {**to_jsonable(data), "certificate": made}
 
 
 def same_file(a: str, b: str) -> bool:
@@ -111,11 +152,6 @@ def refuse_overwrite(path: str, inputs: tuple[str, ...] = ()) -> None:
         raise InputError(f"cannot write: {exc.strerror}", path) from None
     if not stat.S_ISREG(mode):
         raise InputError("cannot write: not a regular file", path)
-
-
-def write_atomically(path: str, text: str) -> None:
-    """Write ``text`` to a temporary file beside ``path``, then rename it over ``path`` (never half a file)."""
-    write_text(path, text)
 
 
 def _jsonable(value):
