@@ -149,7 +149,7 @@ def run(args) -> int:
 
 
 def run_orbits(args) -> int:
-    """``hasse prove NAME|all --n N --orbits``: the classes are enumerated once for every theorem (issue 14)."""
+    """``hasse prove NAME|all --n N --orbits``: the classes are enumerated once for every theorem."""
     from hasse.proofs import orbit_cover, orbits_check, registry
     from hasse.proofs.certificates.format import refuse_overwrite
     from hasse.proofs.theorem import Context

@@ -165,7 +165,7 @@ def _rerun_chunks(theorem, r: dict, c: Checked, fraction: float, rng: random.Ran
 
 
 def _rerun_whole(theorem, r: dict, c: Checked, timeout) -> None:
-    if r["method"] == ORBITS:  # hasse prove --orbits (issue 14): the whole enumeration, or the result's part
+    if r["method"] == ORBITS:  # hasse prove --orbits: the whole enumeration, or the result's part
         from hasse.proofs.orbits_check import run_many
 
         part = (r.get("details") or {}).get("part")
