@@ -1,9 +1,9 @@
 """Evaluating FlexAttention ``mask_mod`` functions that need torch.
 
-``theory.mask_io`` evaluates a ``mask_mod(b, h, q_idx, kv_idx)`` with numpy index
+``theory.inputs.mask_mod`` evaluates a ``mask_mod(b, h, q_idx, kv_idx)`` with numpy index
 arrays; a mask_mod written with torch ops (``torch.where``, indexing a tensor of
 document ids) fails there, and :func:`evaluate_mask_mod_torch` is the fallback
-that the command line hands to ``theory.mask_io.load_mask``. torch is imported inside
+that the input wing asks for (:mod:`hasse.theory.inputs.hooks`). torch is imported inside
 the functions, so importing this module is cheap.
 """
 
@@ -77,7 +77,7 @@ def _to_numpy(result):
 def torch_fallback_or_none() -> Callable[[Callable, int], np.ndarray] | None:
     """Return :func:`evaluate_mask_mod_torch` when torch is installed, else None (never raises).
 
-    Pass the result as ``fallback=`` to ``theory.mask_io.load_mask``; the command line and
-    ``hasse.testing`` both take it from here.
+    The provider of the input wing's fallback hook
+    (:func:`hasse.gpu_check.torch_masks.register_input_hooks`).
     """
     return evaluate_mask_mod_torch if has_torch() else None

@@ -688,7 +688,7 @@ def test_issue20_the_command_line_and_trust_code_still_run_code(code20, capsys):
 def test_issue20_the_importer_itself_refuses_without_a_permission(code20):
     """The one place: import_function refuses None before the file runs, whoever calls it."""
     from hasse.theory.errors import InputError
-    from hasse.theory.inputs.mask_mod import import_function
+    from hasse.theory.inputs.user_files import import_function
 
     with pytest.raises(InputError, match="--trust-code"):
         import_function(code20["evil"], "mask", f"{code20['evil']}:mask", None)

@@ -575,7 +575,7 @@ def test_a_package_file_is_traced_for_every_n_too(package, capsys):
 
 
 def test_package_of_finds_the_root_and_the_dotted_name(package):
-    from hasse.theory.inputs.mask_mod import package_of
+    from hasse.theory.inputs.user_files import package_of
 
     root, dotted = package_of(str(package))
     assert dotted == "fakegym.masks.sliding_window" and Path(root) == package.parents[2]

@@ -32,7 +32,7 @@ from hasse.cli import main
 from hasse.solvers.symbolic.mask import from_mask_mod, from_rule
 from hasse.solvers.symbolic.trace import TraceError, TraceUnknown
 from hasse.theory.limits import MAX_SYMBOLIC_VALUE
-from hasse.theory.inputs.mask_mod import import_function
+from hasse.theory.inputs.user_files import import_function
 from hasse.theory.user_code import ARGUMENT
 
 torch = pytest.importorskip("torch")

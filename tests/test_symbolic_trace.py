@@ -17,7 +17,8 @@ from hasse.solvers.symbolic.catalog import symbolic_mask_mod
 from hasse.solvers.symbolic.mask import from_mask_mod, from_rule
 from hasse.solvers.symbolic.terms import SymInt, Tracer, maximum, minimum, where
 from hasse.solvers.symbolic.trace import TraceError, symbols, trace
-from hasse.theory.inputs.mask_mod import import_function, mask_mod_to_mask, resolve_function
+from hasse.theory.inputs.mask_mod import mask_mod_to_mask
+from hasse.theory.inputs.user_files import import_function, resolve_function
 from hasse.theory.user_code import ARGUMENT
 
 

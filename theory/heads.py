@@ -13,8 +13,8 @@ true even when another head attends a few keys.
 
 A range that is not declared must not matter: :func:`mask_mod_grid` evaluates an
 undeclared axis at 0 only after checking that other values give the same mask
-(:func:`theory.mask_mod.require_independent`), and raises
-:class:`theory.mask_mod.RangeNeeded` otherwise — never a silent choice of ``h = 0``.
+(:func:`theory.inputs.mask_mod.require_independent`), and raises
+:class:`theory.inputs.mask_mod.RangeNeeded` otherwise — never a silent choice of ``h = 0``.
 
 >>> grid = mask_mod_grid(lambda b, h, q, kv: (q >= kv) | (h == 1), 3, heads=2)
 >>> grid.masks.shape, bool(grid.layer(0)[0].all())
@@ -32,8 +32,9 @@ from hasse.theory.empty_rows import EmptyRows, apply_empty_row_policy, empty_row
 from hasse.theory.errors import InputError
 from hasse.theory.limits import check_positions
 from hasse.theory.mask import as_mask, square_up
-from hasse.theory.inputs.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod, require_independent,
-                                   resolve_function)
+from hasse.theory.inputs.mask_mod import (MaskModFallback, check_n, check_size_free, evaluate_mask_mod,
+                                          require_independent)
+from hasse.theory.inputs.user_files import resolve_function
 from hasse.theory.user_code import require_permission
 from hasse.theory.user_code import run as run_user_code
 
@@ -122,7 +123,7 @@ def mask_mod_grid(fn: Callable, n: int, heads: int | None = None, batch: int | N
     """Evaluate ``fn(b, h, q, kv)`` for ``b < batch`` and ``h < heads`` on ``n`` positions.
 
     An undeclared range (None) is evaluated at 0 after checking that the mask does
-    not change with it (:class:`theory.mask_mod.RangeNeeded` if it does). With
+    not change with it (:class:`theory.inputs.mask_mod.RangeNeeded` if it does). With
     ``kv_len`` (or ``queries``) each head's ``n x kv_len`` mask is embedded by
     :func:`theory.mask.square_up`; ``key_only`` holds the key-only positions.
 
@@ -158,7 +159,7 @@ def load_mask_mod_grid(path: str, function: str, source: str, n: int, heads: int
     """:func:`mask_mod_grid` of ``function`` in the file ``path`` (a name or a factory call), in one bounded run.
 
     The import, the factory call and every head's evaluation run in the child of
-    :func:`theory.user_code.run`; ``permission`` as :func:`theory.mask_mod.import_function`
+    :func:`theory.user_code.run`; ``permission`` as :func:`theory.inputs.user_files.import_function`
     (None: refused before anything runs).
     """
     require_permission(permission, source)

@@ -1,7 +1,7 @@
 """A user's Python code: who may run it, and the one bounded runner it runs in.
 
 Permission. A user's file (a mask_mod, a factory, an invariant, a design's task maker)
-is imported by one function, :func:`theory.inputs.mask_mod.import_function`, and only with a
+is imported by one function, :func:`theory.inputs.user_files.import_function`, and only with a
 :class:`CodePermission` (:func:`require_permission`). Two exist: :data:`ARGUMENT` — the
 code was named as an argument (typed on the command line, or passed to the Python API
 by its caller) — and :data:`TRUSTED` — ``--trust-code`` (``trust_code=True``). Every

@@ -1,7 +1,7 @@
 """Naming a mask_mod on the command line: ``file.py:function`` or a factory call ``file.py:make(3, causal=True)``.
 
 - :func:`split_function` -- ``"masks.py:make(window=3)"`` -> ``("masks.py", "make(window=3)")``,
-  or None when the text names no Python function (the one rule :func:`theory.mask_io.source_kind`
+  or None when the text names no Python function (the one rule :func:`theory.inputs.forms.form_of`
   uses for the ``"function"`` form);
 - :func:`parse_call` -- ``"make(3, causal=True)"`` -> ``("make", (3,), {"causal": True})``.
   Arguments are read with :func:`ast.literal_eval`, one by one, and must be numbers,
@@ -10,7 +10,7 @@
 - :func:`factory_problem` -- the one-line message for a factory named without its call
   (``'generate_sliding_window' takes (window_size) — it looks like a factory; …``).
 
-Nothing here imports or runs the user's file: :func:`theory.mask_mod.resolve_function` does.
+Nothing here imports or runs the user's file: :func:`theory.inputs.user_files.resolve_function` does.
 Every problem raises :class:`InputError` with one line naming the source.
 """
 

@@ -2,9 +2,9 @@
 
 The text and JSON readers turn their format into a bool array (:func:`theory.mask.as_mask`);
 :func:`read_npy` returns the stored array (rank 2–4, any value convention) for
-:mod:`theory.mask_arrays`. Each raises an :class:`~theory.errors.InputError` that
+:mod:`theory.inputs.arrays`. Each raises an :class:`~theory.errors.InputError` that
 names the source and the place of the first bad value. Which format a MASK argument
-is in, and reading it, is :mod:`theory.mask_io`.
+is in, and reading it, is :mod:`theory.inputs.mask_files`.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ def read_npy(path: str) -> np.ndarray:
 
     The header is read first, so that an array of the wrong rank or one whose dense
     matrices would not fit is refused before its data is loaded; pickled arrays and
-    ``.npz`` archives are refused. The values are read by :mod:`theory.mask_arrays`
-    (conventions, heads, batch rows); a ``(Q, K)`` slice is squared up by ``mask_io``.
+    ``.npz`` archives are refused. The values are read by :mod:`theory.inputs.arrays`
+    (conventions, heads, batch rows); a ``(Q, K)`` slice is squared up by ``theory.inputs.masks``.
     """
     try:
         shape = _npy_shape(path)  # read the header first, so that a huge array is refused unread
@@ -45,7 +45,7 @@ def read_npy(path: str) -> np.ndarray:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
     except (OSError, EOFError) as exc:
         raise InputError(f"not a valid .npy file ({exc})", path) from None
-    return arr  # read by theory.mask_arrays (rank, convention); a (Q, K) slice is squared up by mask_io
+    return arr  # read by theory.inputs.arrays (rank, convention); a (Q, K) slice is squared up by inputs.masks
 
 
 def _npy_shape(path: str) -> tuple[int, ...]:
@@ -108,7 +108,7 @@ def text_to_mask(text: str, source: str = "mask") -> np.ndarray:
         rows.append(row)
     if not rows:
         raise InputError("empty file: no mask rows, only blank lines and comments", source)
-    return as_mask(np.array(rows, dtype=bool), source=source, square=False)  # (Q, K), squared up by mask_io
+    return as_mask(np.array(rows, dtype=bool), source=source, square=False)  # (Q, K), squared up by inputs.masks
 
 
 def _token_value(token: str, source: str, where: str) -> bool:
@@ -151,7 +151,7 @@ def rows_to_mask(rows: list, source: str = "mask") -> np.ndarray:
     except ValueError:  # entries that are themselves ragged lists
         arr = np.array(rows, dtype=object)
     if arr.dtype == bool or np.issubdtype(arr.dtype, np.number):
-        return as_mask(arr, source=source, square=False)  # (Q, K), squared up by mask_io
+        return as_mask(arr, source=source, square=False)  # (Q, K), squared up by inputs.masks
     for q, row in enumerate(rows):  # slow path, only to say which value is wrong
         for k, v in enumerate(row):
             if not (isinstance(v, (bool, int, float)) and (v in (0, 1) or v != v)):

@@ -5,7 +5,7 @@ are all read by :func:`read_json`, so that every malformed file is reported the
 same way: an :class:`~theory.errors.InputError` naming the file, with the line
 and column of the first error.
 
-Limits (issue 10): only regular files are read (a FIFO, a device or a socket is
+Limits: only regular files are read (a FIFO, a device or a socket is
 refused before it is opened, so reading never blocks); a file above
 :data:`MAX_BYTES` is refused; JSON nested deeper than :data:`MAX_DEPTH`, an integer
 beyond 64 bits (or beyond Python's digit limit) are malformed values, reported in

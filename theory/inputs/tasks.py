@@ -149,7 +149,7 @@ def next_token_task(mask: NamedMask) -> Task:
     lm = causal_lm(mask.n)
     task = make_task(lm.tokens, lm.inputs, [list(t) or None for t in lm.labels], mask.matrix, name=mask.spec,
                      names=mask.names)
-    if mask.key_only:  # a KV cache or a memory: never read as empty rows, named by the report (issue 11)
+    if mask.key_only:  # a KV cache or a memory: never read as empty rows, named by the report
         task = replace(task, key_only=tuple(mask.key_only), key_only_kind=mask.key_only_kind)
     return task
 
