@@ -232,7 +232,7 @@ def _file_builder(path: str, function: str, source: str) -> Callable[[int], list
     A design is only ever an argument (the command line's DESIGN, the API's ``design``):
     no data file names one, so it runs with :data:`theory.user_code.ARGUMENT`.
     """
-    from hasse.theory.inputs.mask_mod import import_function
+    from hasse.theory.inputs.user_files import import_function
     from hasse.theory.user_code import ARGUMENT, raised, run
 
     if not os.path.isfile(path):

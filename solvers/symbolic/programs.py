@@ -170,7 +170,7 @@ class MaskModProgram(Program):
         self.name = source
 
     def _resolve(self):
-        from hasse.theory.inputs.mask_mod import resolve_function
+        from hasse.theory.inputs.user_files import resolve_function
 
         return resolve_function(self.path, self.function, self.source, self.code)
 
