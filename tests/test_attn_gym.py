@@ -350,7 +350,13 @@ def test_the_kit_reads_each_mask_mod_as_torch_runs_it(files):
     """The concrete engine (what ``hasse analyze wrapper.py:fn --n N`` reads) gives torch's grid; a mask_mod over a
     closure tensor is read at the tensor's length only (its size is baked in: a smaller n is refused naming
     the length, a larger one too, in one line, never a mask)."""
-    from hasse.cli.masks_in import load, load_heads
+    from hasse.gpu_check.torch_masks import register_input_hooks
+    from hasse.theory.inputs.read import Reading, read
+
+    register_input_hooks()  # as the command line and hasse.api do: the torch fallback
+
+    def load(source, n):
+        return read(source, Reading(n=n), accept=("mask",)).first_row()
     from hasse.theory.errors import InputError
 
     for c in CASES:
@@ -358,7 +364,8 @@ def test_the_kit_reads_each_mask_mod_as_torch_runs_it(files):
         if c.name in CONCRETE_REFUSES:
             with pytest.raises(InputError, match=CONCRETE_REFUSES[c.name]):
                 load(f"{files / c.name}.py:fn", c.length or N_MAX)
-            named, _ = load_heads(f"{files / c.name}.py:fn", c.length or N_MAX, heads=1, batch=1)  # no probe
+            named = read(f"{files / c.name}.py:fn", Reading(n=c.length or N_MAX, heads=1, batch=1),
+                         accept=("mask",)).mask  # no probe
             assert np.array_equal(named.matrix.astype(bool), table[c.length or N_MAX][0]), c.name
             continue
         for n in ([N_MAX] if c.length is None else [c.length]):

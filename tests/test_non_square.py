@@ -310,14 +310,17 @@ def test_mask_mod_kv_len_with_heads(tmp_path, capsys):
 def test_torch_mask_mod_on_q_by_k(tmp_path):
     """A mask_mod written with torch ops (numpy fails on it) is evaluated on the Q x K grid by the torch fallback."""
     pytest.importorskip("torch")
-    from hasse.cli.masks_in import load
+    from hasse.gpu_check.torch_masks import register_input_hooks
+    from hasse.theory.inputs.read import Reading, read
+
+    register_input_hooks()  # as the command line and hasse.api do: the torch fallback
 
     (tmp_path / "t.py").write_text(
         "def f(b, h, q_idx, kv_idx):\n"
         "    return kv_idx.le(q_idx + 3)  # Tensor.le: numpy arrays have no .le\n")
     with pytest.raises(InputError, match="on numpy index arrays"):  # so the torch fallback is what runs below
         load_mask(f"{tmp_path / 't.py'}:f", n=2, kv_len=5, code=ARGUMENT)
-    named = load(f"{tmp_path / 't.py'}:f", 2, kv_len=5)
+    named = read(f"{tmp_path / 't.py'}:f", Reading(n=2, kv_len=5), accept=("mask",)).mask
     assert named.key_only == (0, 1, 2)
     assert named.matrix[3:].astype(int).tolist() == [[1, 1, 1, 1, 0], [1, 1, 1, 1, 1]]
 

@@ -323,11 +323,11 @@ def test_a_json_stack_file_gives_the_same_stack_as_the_text(tmp_path):
 
 
 def test_a_stack_file_reads_mask_files_beside_it(tmp_path):
-    from hasse.cli.masks_in import load_stack
+    from hasse.theory.inputs.read import read
 
     np.save(tmp_path / "tri.npy", np.tril(np.ones((4, 4), dtype=bool)))
     (tmp_path / "stack.json").write_text('{"layers": [{"mask": "tri.npy", "count": 3}]}')
-    stack = load_stack(str(tmp_path / "stack.json"))
+    stack = read(str(tmp_path / "stack.json"), accept=("preset", "stack")).stack
     assert stack.depth == 3 and stack.n == 4 and stack.layers[0].mask.sum() == 10
 
 
