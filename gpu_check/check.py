@@ -59,6 +59,7 @@ from hasse.theory.stack_leak import apply_stack_policy, find_stack_leaks
 from hasse.theory.task import Task
 
 MAX_DEFAULT_LAYERS = 6
+MAX_BATCH_ROWS = 64  # distinct batch rows checked for real (each a full gradient check)
 
 # why an attention layer of a stack may not have empty rows (a single mask's are probed instead)
 STACK_EMPTY_ROWS = ("kernels disagree there, so a stack's attention layers must have none (check this layer alone "
@@ -236,3 +237,16 @@ def run_check(subject, layers: int | None = None, backend: str = "manual", devic
               else find_stack_leaks(task, stack, report.layers, empty_rows="attend-none"))
     return GpuCheck(label or task.name, "task", report, leak_gradients(task, report),
                     isolation_gradients(task, report), theory.leaks_within(), theory.isolation_within(), probe, stack)
+
+
+def run_batch_rows(grid, layers: int | None = None, backend: str = "manual", device: str = "cpu", *,
+                   seeds: int = 3, label: str = "", source: str | None = None) -> tuple[GpuCheck, ...]:
+    """:func:`run_check` of every batch row of ``grid`` (a :class:`~theory.heads.HeadMasks`), each row's union
+    over heads on its own (as batch row 0 alone would be); equal rows are checked once."""
+    masks = [grid.masks[b].any(axis=0) for b in range(grid.batch_rows)]
+    distinct = {m.tobytes(): m for m in masks}
+    if len(distinct) > MAX_BATCH_ROWS:
+        raise InputError(f"gpu-check runs each batch row for real: at most {MAX_BATCH_ROWS} distinct batch rows, got "
+                         f"{len(distinct):,} (check fewer rows, e.g. a slice of the array)", source)
+    done = {key: run_check(m, layers, backend, device, seeds=seeds, label=label) for key, m in distinct.items()}
+    return tuple(done[m.tobytes()] for m in masks)

@@ -133,7 +133,6 @@ def register(sub) -> None:
 # real layers hold L blocks of weights and n^2 gradient norms per seed
 MAX_LAYERS, MAX_SEEDS, MAX_POSITIONS, MAX_VOCAB, MAX_STEPS = 64, 64, 8192, 1 << 20, 10 ** 6
 CPU_WORK = 1 << 32  # on the CPU: n^3 x seeds x layers at most this (n = 1024, 3 seeds, 1 layer: about 2 minutes)
-MAX_BATCH_ROWS = 64  # distinct batch rows checked for real (each a full gradient check)
 
 
 def _check_args(args) -> None:
@@ -191,7 +190,6 @@ def run(args) -> int:
 
 class Subject(NamedTuple):
     """What gpu-check runs and how it names it."""
-
     checked: object  # a mask (n, n), a Task, or None (a stack alone)
     stack: object  # the LayerStack of --stack or of a preset given as MASK (None: one mask at every block)
     grid: object  # a MASK's masks per batch row and head (None: a task or a stack)
@@ -205,14 +203,7 @@ def _check(args, device: str) -> int:
     from hasse.gpu_check.check import run_check
 
     s = _read(args)
-    if s.stack is not None:
-        layers = s.stack.depth if args.layers is None else args.layers
-        check_positions(s.stack.n, args.seeds, layers, device)
-        if layers > MAX_LAYERS:
-            raise InputError(f"the stack has {s.stack.depth} layers: more than {MAX_LAYERS} real blocks are not "
-                             "built; give --layers L (R(L) of any depth: `hasse leak --stack`)", s.stack.spec)
-    else:
-        _guard_default_depth(args, s.checked if s.grid is not None else s.checked.mask, device)
+    _guard_size(args, s, device)
     if s.grid is not None and s.grid.batch_rows > 1:
         return _run_batch_rows(args, device, s)
     result = run_check(s.checked, args.layers, args.backend, device, stack=s.stack, seeds=args.seeds, label=s.label)
@@ -222,51 +213,55 @@ def _check(args, device: str) -> int:
 
 def _read(args) -> Subject:
     """MASK|TASK and --stack (or a preset given as MASK: the whole stack), each read once."""
-    from hasse.cli.masks_in import load_heads, load_stack
-    from hasse.theory.inputs.read import kind_of
-    from hasse.theory.inputs.tasks import load_task
+    from hasse.cli.masks_in import reading_of
+    from hasse.theory.inputs.read import kind_of, read
 
-    text = args.stack if args.stack is not None else args.subject if kind_of(args.subject) == "preset" else None
-    if text is None and args.subject is None:
+    if args.stack is None and args.subject is None:
         raise InputError("give a MASK or TASK, or --stack SPEC (with --n N when its layers have no size)")
-    task = named = grid = None
-    if args.subject is not None and args.subject != text:
-        if kind_of(args.subject) == "task":
-            if text is None and (args.heads is not None or args.batch is not None):
-                raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", args.subject)
-            task = load_task(args.subject, trust_code=args.trust_code)
-            if text is not None and args.n is not None and args.n != task.size:
-                raise InputError(f"--n {args.n}: the task has {task.size} positions", args.subject)
-        elif text is not None:
-            raise InputError("--stack gives every layer's mask: give a TASK with it (its inputs and labels run "
-                             "through the stack) or no MASK at all", args.subject)
-        else:
-            named, grid = load_heads(args.subject, n=args.n, heads=args.heads, batch=args.batch,
-                                     trust_code=args.trust_code, convention=args.convention)
-            if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
-                raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) "
-                                 f"and {named.n} key columns (key-only {named.key_only_kind} positions); check it "
-                                 "with hasse analyze / flow, or give the full square mask", args.subject)
-    stack = None
-    if text is not None:
-        stack = load_stack(text, task.size if task is not None else args.n, args.repeat,
-                           trust_code=args.trust_code, convention=args.convention)
+    if args.stack is not None and args.subject is not None and kind_of(args.subject) != "task":
+        raise InputError("--stack gives every layer's mask: give a TASK with it (its inputs and labels run "
+                         "through the stack) or no MASK at all", args.subject)
+    given = None if args.subject is None else read(
+        args.subject, reading_of(args), accept=("task",) if args.stack is not None else ("preset", "task", "mask"))
+    task = given.task if given is not None and given.kind == "task" else None
+    if task is not None and args.stack is None and (args.heads is not None or args.batch is not None):
+        raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", args.subject)
+    if task is not None and args.stack is not None and args.n is not None and args.n != task.size:
+        raise InputError(f"--n {args.n}: the task has {task.size} positions", args.subject)
+    stack = given.stack if given is not None and given.kind == "preset" else None
+    if args.stack is not None:
+        stack = read(args.stack, reading_of(args, n=args.n if task is None else task.size),
+                     accept=("preset", "stack")).stack
         if task is not None and stack.n != task.size:
             raise InputError(f"the stack has {stack.n} positions, the task {task.size}", args.subject)
     if task is not None:
         head = json_header("gpu-check", args.subject, spec_of(args.subject, "task"))
         return Subject(task, stack, None, task.name or args.subject, task.names, head)
-    if named is not None:
-        head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask"))
-        return Subject(named.matrix, None, grid, named.spec or args.subject, named.names, head)
-    head = json_header("gpu-check", text, stack.spec)  # as analyze: the stack as given, its canonical spec
-    return Subject(None, stack, None, stack.spec, [str(i) for i in range(stack.n)], head)
+    if stack is not None:  # as analyze: the stack as given, its canonical spec
+        head = json_header("gpu-check", args.stack if args.stack is not None else args.subject, stack.spec)
+        return Subject(None, stack, None, stack.spec, [str(i) for i in range(stack.n)], head)
+    named = given.mask
+    if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
+        raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and {named.n} "
+                         f"key columns (key-only {named.key_only_kind} positions); check it with hasse analyze / "
+                         "flow, or give the full square mask", args.subject)
+    head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask"))
+    return Subject(named.matrix, None, given.grid, named.spec or args.subject, named.names, head)
 
 
-def _guard_default_depth(args, mask, device: str) -> None:
-    """The size guard at the depth that will run, and a warning when the default depth is cut at its cap."""
+def _guard_size(args, s: Subject, device: str) -> None:
+    """The size guard at the depth that will run; a warning when a mask's default depth is cut at its cap."""
     from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers
 
+    if s.stack is not None:
+        layers = s.stack.depth if args.layers is None else args.layers
+        check_positions(s.stack.n, args.seeds, layers, device)
+        if layers > MAX_LAYERS:
+            raise InputError(f"the stack has {s.stack.depth} layers: more than {MAX_LAYERS} real blocks are not "
+                             "built; give --layers L (R(L) of any depth: `hasse leak --stack`)",
+                             args.stack if args.stack is not None else args.subject)
+        return
+    mask = s.checked if s.grid is not None else s.checked.mask
     check_positions(mask.shape[0], args.seeds, args.layers if args.layers is not None else lambda: default_layers(mask),
                     device)
     if args.layers is None and not args.json:
@@ -278,18 +273,12 @@ def _guard_default_depth(args, mask, device: str) -> None:
 
 
 def _run_batch_rows(args, device: str, s: Subject) -> int:
-    """Every batch row of a MASK checked on its own (its union over heads, as batch row 0 alone would be);
-    equal rows are checked once. The report is the first failing row's (else row 0's), with every row's verdict."""
-    from hasse.gpu_check.check import run_check
+    """Every batch row of a MASK checked; the report is the first failing row's (else row 0's), with every
+    row's verdict."""
+    from hasse.gpu_check.check import run_batch_rows
 
-    masks = [s.grid.masks[b].any(axis=0) for b in range(s.grid.batch_rows)]
-    distinct = {m.tobytes(): m for m in masks}
-    if len(distinct) > MAX_BATCH_ROWS:
-        raise InputError(f"gpu-check runs each batch row for real: at most {MAX_BATCH_ROWS} distinct batch rows, got "
-                         f"{len(distinct):,} (check fewer rows, e.g. a slice of the array)", args.subject)
-    done = {key: run_check(m, args.layers, args.backend, device, seeds=args.seeds, label=s.label)
-            for key, m in distinct.items()}
-    results = [done[m.tobytes()] for m in masks]
+    results = run_batch_rows(s.grid, args.layers, args.backend, device, seeds=args.seeds, label=s.label,
+                             source=args.subject)
     worst = next((b for b, r in enumerate(results) if not r.passed), 0)
     rows = [{"batch": b, "passed": r.passed, "unexpected": len(r.report.unexpected),
              "missing": len(r.report.missing)} for b, r in enumerate(results)]
