@@ -52,8 +52,9 @@ from functools import lru_cache
 import numpy as np
 
 from hasse.proofs.cli import script_main
-from hasse.proofs.engine_checks import NO_Z3, safely
-from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+from hasse.proofs.engine_checks import NO_Z3, check_each, safely
+from hasse.proofs.theorem import Context, Outcome, Theorem
+from hasse.solvers.task_sets import compositions
 
 NAME = "copy_choice_is_minimum"
 STATEMENT = ("for every family of labelled Hasse diagrams with n nodes in all and every grouping of its nodes, "
@@ -101,19 +102,8 @@ def _below(lower) -> list[set[int]]:
 
 def sizes_of(cuts) -> tuple[int, ...]:
     """The composition of ``len(cuts) + 1`` with a cut after position ``j`` where ``cuts[j]``."""
-    sizes, run = [], 1
-    for cut in cuts:
-        if cut:
-            sizes.append(run)
-            run = 1
-        else:
-            run += 1
-    return tuple(sizes + [run])
-
-
-def compositions(n: int):
-    for cuts in itertools.product((False, True), repeat=n - 1):
-        yield sizes_of(cuts)
+    ends = [j + 1 for j, cut in enumerate(cuts) if cut] + [len(cuts) + 1]
+    return tuple(b - a for a, b in zip([0] + ends, ends))
 
 
 def set_partitions(n: int):
@@ -316,22 +306,10 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     start = time.monotonic()
     listed, scope = inputs(n)
     total = space(n)
-    details = scope | {"methods": NO_Z3}
-    checked = 0
-    for lower, group in listed:
-        if ctx.expired():
-            return Outcome(UNKNOWN, checked, reason=f"timeout after {checked:,} of {total:,} inputs", details=details)
-        found = difference(lower, group)
-        checked += 1
-        if found:
-            return Outcome(REFUTED, checked, counterexample={"lower": [[list(c) for c in t] for t in lower],
-                                                            "group": [list(g) for g in group]} | found,
-                           details=details)
-        if ctx.progress and checked % 1024 == 0:
-            ctx.progress(checked, total)
-    details["engine_seconds"] = round(time.monotonic() - start, 4)
-    reason = f"sample: {checked:,} inputs (seed {SEED}), not a full proof" if scope["scope"] == "sample" else None
-    return Outcome(PROVED, checked, reason=reason, details=details)
+    return check_each(listed, total, ctx, lambda x: difference(*x),
+                      lambda x: {"lower": [[list(c) for c in t] for t in x[0]], "group": [list(g) for g in x[1]]},
+                      scope | {"methods": NO_Z3}, start, noun="inputs",
+                      sample=f"seed {SEED}" if scope["scope"] == "sample" else None, every=1024)
 
 
 THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None, space=space, not_invariant=NOT_INVARIANT)

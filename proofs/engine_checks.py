@@ -14,6 +14,8 @@ both`` runs them with the exhaustive method alone, saying so (design.md §5).
 - :func:`sampled_outcome`: the sample. It is never called a full proof: the verdict
   line's reason and the details (``sample``, ``seed``, ``class_size``, ``scope``) say
   how many masks of how many were checked;
+- :func:`check_each` (one object at a time against its definition) and :func:`first_finding`
+  (checks run in turn), the verdicts of the theorems that are not over masks;
 - :func:`safely`: run one engine call, turning an exception into a finding.
 
 >>> safely(lambda: int("x"))
@@ -112,3 +114,47 @@ def engine_theorem(name: str, statement: str, flag: Callable[[np.ndarray], np.nd
                        details)
 
     return Theorem(name, statement, exhaustive_check, None, not_invariant=NOT_INVARIANT, flag=flag, explain=explain)
+
+
+def check_each(listed, total: int, ctx: Context, difference: Callable[[Any], dict | None],
+               describe: Callable[[Any], dict], details: dict, start: float, *, noun: str, sample: str | None = None,
+               every: int = 256) -> Outcome:
+    """Every object of ``listed`` (``total`` of them) through ``difference``: the first finding refutes.
+
+    ``describe(obj)`` heads the counterexample; ``sample`` (the seed's words) marks a
+    sampled class, whose clean run is ``proved`` for the sample only, never a full proof.
+    ``ctx.progress`` hears every ``every`` objects.
+    """
+    checked = 0
+    for obj in listed:
+        if ctx.expired():
+            return Outcome(UNKNOWN, checked, reason=f"timeout after {checked:,} of {total:,} {noun}", details=details)
+        found = difference(obj)
+        checked += 1
+        if found:
+            return Outcome(REFUTED, checked, counterexample=describe(obj) | found, details=details)
+        if ctx.progress and checked % every == 0:
+            ctx.progress(checked, total)
+    details["engine_seconds"] = round(time.monotonic() - start, 4)
+    reason = f"sample: {checked:,} {noun} ({sample}), not a full proof" if sample else None
+    return Outcome(PROVED, checked, reason=reason, details=details)
+
+
+def first_finding(steps, n: int, details: dict, start: float, ctx: Context | None = None) -> Outcome:
+    """``steps``: callables returning ``(finding or None, how many they checked)``, run in turn.
+
+    The first finding refutes (its counterexample ``{"n": n} | finding``); a finding
+    ``{"timeout": True}``, or ``ctx`` expired before a step, is ``unknown`` (timeout).
+    """
+    checked = 0
+    for step in steps:
+        if ctx is not None and ctx.expired():
+            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
+        found, count = step()
+        checked += count
+        if found and found.get("timeout"):
+            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
+        if found:
+            return Outcome(REFUTED, checked, counterexample={"n": n} | found, details=details)
+    details["engine_seconds"] = round(time.monotonic() - start, 4)
+    return Outcome(PROVED, checked, details=details)

@@ -119,16 +119,33 @@ def _family_json(desc, tasks) -> dict:
     return {"family": desc, "tasks": [task_json(t) for t in tasks]}
 
 
-def exhaustive_check(n: int, ctx):
+def merges(n: int, ctx):
+    """``(scope details, rows)``: rows yields ``(index, description, tasks, the kit's merge)`` of every family.
+
+    The progress is reported, and the time limit checked, as the next family is asked for.
+    """
     import hasse.theory.merge as merge
+
+    dl = deadline(ctx)
+    listed, scope, total = families(n, ctx)
+
+    def rows():
+        for f, (desc, tasks) in enumerate(listed):
+            yield f, desc, tasks, merge.family_to_merged_task(tasks)
+            report(ctx, f + 1, total)
+            dl()
+
+    return scope, rows()
+
+
+def exhaustive_check(n: int, ctx):
     from hasse.solvers.merge_search import min_merged_nodes
     from hasse.solvers.posets import task_diagram
 
     dl = deadline(ctx)
-    listed, scope, total = families(n, ctx)
+    scope, rows = merges(n, ctx)
     checked = with_copies = 0
-    for f, (desc, tasks) in enumerate(listed):
-        merged = merge.family_to_merged_task(tasks)
+    for f, desc, tasks, merged in rows:
         k = merged.nodes
         diagrams = [(d.inputs, d.lower) for d in map(task_diagram, tasks)]
         least = min_merged_nodes(diagrams, k + 1, deadline=dl)  # the minimum, if it is at most k
@@ -145,22 +162,17 @@ def exhaustive_check(n: int, ctx):
                                            "kit_merged": task_json(merged.task)})
         checked += 1
         with_copies += bool(merged.copies)
-        report(ctx, checked, total)
-        dl()
     return _done(checked, scope, families=checked, with_copies=with_copies)
 
 
 def z3_check(n: int, ctx):
-    import hasse.theory.merge as merge
     from hasse.solvers.posets import task_diagram
     from hasse.solvers.smt.merge_within import merge_within, merged_value_to_task
     from hasse.solvers.smt.prove import SAT, UNKNOWN
 
-    dl = deadline(ctx)
-    listed, scope, total = families(n, ctx)
+    scope, rows = merges(n, ctx)
     calls = checked = 0
-    for f, (desc, tasks) in enumerate(listed):
-        merged = merge.family_to_merged_task(tasks)
+    for f, desc, tasks, merged in rows:
         k = merged.nodes
         diagrams = [task_diagram(t) for t in tasks]
         fewer = merge_within(diagrams, k - 1, timeout=solver_time(ctx))
@@ -184,8 +196,6 @@ def z3_check(n: int, ctx):
                                            "why": "Z3 finds no merged task with the kit's node count: the kit's "
                                                   "merged task is not one"}, solver_calls=calls)
         checked += 1
-        report(ctx, checked, total)
-        dl()
     return _done(checked, scope, families=checked, solver_calls=calls)
 
 

@@ -57,7 +57,7 @@ from functools import lru_cache
 import numpy as np
 
 from hasse.proofs.cli import script_main
-from hasse.proofs.engine_checks import NO_Z3, safely
+from hasse.proofs.engine_checks import NO_Z3, first_finding, safely
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
 
 NAME = "orbit_enumeration_covers_every_mask"
@@ -366,18 +366,8 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     if n > FULL_UPTO:
         return Outcome(UNKNOWN, 0, reason=f"the cover is checked for n <= {FULL_UPTO}: n = {n} has "
                                           f"2^{n * (n - 1)} labelled masks", details=details)
-    checked = 0
-    for method in methods():
-        if ctx.expired():
-            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
-        found, count = check_size(n, method, limits=method == methods()[0], ctx=ctx)
-        checked += count
-        if found is TIMEOUT:
-            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
-        if found:
-            return Outcome(REFUTED, checked, counterexample={"n": n} | found, details=details)
-    details["engine_seconds"] = round(time.monotonic() - start, 4)
-    return Outcome(PROVED, checked, details=details)
+    steps = [lambda m=m: check_size(n, m, limits=m == methods()[0], ctx=ctx) for m in methods()]
+    return first_finding(steps, n, details, start, ctx)
 
 
 THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None, not_invariant=NOT_INVARIANT)

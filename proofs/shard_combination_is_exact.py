@@ -54,8 +54,8 @@ import itertools
 import time
 
 from hasse.proofs.cli import script_main
-from hasse.proofs.engine_checks import NO_Z3, safely
-from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+from hasse.proofs.engine_checks import NO_Z3, first_finding, safely
+from hasse.proofs.theorem import PROVED, UNKNOWN, Context, Outcome, Theorem
 
 NAME = "shard_combination_is_exact"
 STATEMENT = ("for every multiset of shards, spans and orbit parts (duplicates, gaps, overlaps, relabelled copies) "
@@ -296,18 +296,9 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     if n > FULL_UPTO:
         return Outcome(UNKNOWN, 0, reason=f"shard combining is checked for n <= {FULL_UPTO}: each span at n = {n} "
                                           f"would rescan 2^{n * (n - 1)} masks", details=details)
-    checked = 0
     runs = [(ranges_problem, UNIVERSAL)] + ([(ranges_problem, EXISTENCE)] if n <= EXISTENCE_UPTO else [])
     runs += [(orbits_problem, UNIVERSAL), (orbits_problem, EXISTENCE)] if n <= ORBITS_UPTO else []
-    for check, name in runs:
-        found, count = check(name, n, ctx)
-        checked += count
-        if found and found.get("timeout"):
-            return Outcome(UNKNOWN, checked, reason="timeout", details=details)
-        if found:
-            return Outcome(REFUTED, checked, counterexample={"n": n} | found, details=details)
-    details["engine_seconds"] = round(time.monotonic() - start, 4)
-    return Outcome(PROVED, checked, details=details)
+    return first_finding([lambda c=check, x=name: c(x, n, ctx) for check, name in runs], n, details, start)
 
 
 THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None, not_invariant=NOT_INVARIANT)

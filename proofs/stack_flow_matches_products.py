@@ -63,10 +63,10 @@ from functools import lru_cache
 import numpy as np
 
 from hasse.proofs.cli import script_main
-from hasse.proofs.engine_checks import NO_Z3, safely
+from hasse.proofs.engine_checks import NO_Z3, check_each, safely
 from hasse.proofs.mask_checks import rows01
 from hasse.proofs.stack_reference import definition, filled, nearest, reach_at, task_parts, walk_problem
-from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+from hasse.proofs.theorem import Context, Outcome, Theorem
 from hasse.solvers import class_sizes
 from hasse.theory import batch
 
@@ -323,21 +323,9 @@ def exhaustive_check(n: int, ctx: Context) -> Outcome:
     start = time.monotonic()
     listed, scope = stacks(n)
     total = space(n)
-    details = scope | {"methods": NO_Z3}
-    checked = 0
-    for layers in listed:
-        if ctx.expired():
-            return Outcome(UNKNOWN, checked, reason=f"timeout after {checked:,} of {total:,} stacks", details=details)
-        found = difference(layers)
-        checked += 1
-        if found:
-            return Outcome(REFUTED, checked, counterexample={"layers": [rows01(m) for m in layers]} | found,
-                           details=details)
-        if ctx.progress and checked % 256 == 0:
-            ctx.progress(checked, total)
-    details["engine_seconds"] = round(time.monotonic() - start, 4)
-    reason = (f"sample: {checked:,} stacks (seed {SEED}), not a full proof" if scope["scope"] == "sample" else None)
-    return Outcome(PROVED, checked, reason=reason, details=details)
+    return check_each(listed, total, ctx, difference, lambda layers: {"layers": [rows01(m) for m in layers]},
+                      scope | {"methods": NO_Z3}, start, noun="stacks",
+                      sample=f"seed {SEED}" if scope["scope"] == "sample" else None)
 
 
 THEOREM = Theorem(NAME, STATEMENT, exhaustive_check, None, space=space, not_invariant=NOT_INVARIANT)

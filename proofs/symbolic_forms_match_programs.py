@@ -60,9 +60,10 @@ import numpy as np
 
 from hasse.proofs.cli import script_main
 from hasse.proofs.engine_checks import NO_Z3, safely
-from hasse.proofs.symbolic_programs import (PROGRAMS, first_difference, grid, make_paths, obligation_problem, on_arrays,
+from hasse.proofs.symbolic_programs import (PROGRAMS, first_difference, formula_problem, grid, make_paths, on_arrays,
                                             value, z3_module)
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, Outcome, Theorem
+from hasse.solvers.task_sets import compositions
 
 NAME = "symbolic_forms_match_programs"
 STATEMENT = ("for every length up to n, every catalogue mask with a symbolic form at every parameter value (and "
@@ -138,28 +139,8 @@ def catalogue_problem(name: str, m: int, params: dict) -> dict | None:
                         "conditions": [str(c) for c in sm.conditions]}
     if built is None:
         return None
-    size = value(sm.size, subs)
-    if size != len(built):
-        return where | {"problem": f"size {size}, the built mask has {len(built)} positions"}
-    got = grid(sm, subs, size)
-    if isinstance(got, str):
-        return where | {"problem": got}
-    if not np.array_equal(got, built):
-        return where | first_difference(got, built)
-    problem = obligation_problem(sm, subs, size)
-    return where | {"problem": problem} if problem else None
-
-
-def compositions(m: int):
-    for cuts in itertools.product((False, True), repeat=m - 1):
-        lengths, run = [], 1
-        for cut in cuts:
-            if cut:
-                lengths.append(run)
-                run = 1
-            else:
-                run += 1
-        yield lengths + [run]
+    found = formula_problem(sm, subs, built)
+    return where | found if found else None
 
 
 def orders(m: int, rng):
@@ -188,16 +169,8 @@ def fixed_problem(spec: str, sm, index: dict, prefix: int | None, built) -> dict
     if error:
         return where | {"problem": f"fix_index raised {error}"}
     subs = [(t, z3.IntVal(prefix)) for key, t in fixed.params.items() if key == "prefix"]
-    size = value(fixed.size, subs)
-    if size != len(built):
-        return where | {"problem": f"size {size}, the built mask has {len(built)} positions"}
-    got = grid(fixed, subs, size)
-    if isinstance(got, str):
-        return where | {"problem": got}
-    if not np.array_equal(got, built):
-        return where | first_difference(got, built)
-    problem = obligation_problem(fixed, subs, size)
-    return where | {"problem": problem} if problem else None
+    found = formula_problem(fixed, subs, built)
+    return where | found if found else None
 
 
 def indexed_problems(m: int, rng, counter: list, ctx: Context) -> dict | None:
@@ -270,14 +243,9 @@ def program_problem(name: str, m: int) -> dict | None:
     subs = [(sm.n, z3.IntVal(m))]
     if not all(value(c, subs) is True for c in sm.conditions):
         return where | {"problem": f"the side conditions refuse n = {m}", "conditions": [str(c) for c in sm.conditions]}
-    got = grid(sm, subs, m)
-    if isinstance(got, str):
-        return where | {"problem": got}
-    if not np.array_equal(got, want):
-        return where | first_difference(got, want)
-    problem = obligation_problem(sm, subs, m)
-    if problem:
-        return where | {"problem": problem}
+    found = formula_problem(sm, subs, want, sized=False)
+    if found:
+        return where | found
     if arrays:
         union, error = safely(lambda: np.any([evaluate_mask_mod(fn, m, h=h) for h in range(heads or 1)], axis=0))
         if error or not np.array_equal(union, want):

@@ -151,6 +151,25 @@ def obligation_problem(sm, subs, size: int) -> str | None:
     return None
 
 
+def formula_problem(sm, subs, want: np.ndarray, *, sized: bool = True) -> dict | None:
+    """Where the formula of ``sm`` (``subs`` substituted) is not the mask ``want``, or None.
+
+    ``sized``: first its size term against ``want``'s positions; then the formula on the
+    grid (an entry that does not reduce, or the first entry that differs); then the
+    obligations at every grid entry.
+    """
+    size = value(sm.size, subs) if sized else len(want)
+    if size != len(want):
+        return {"problem": f"size {size}, the built mask has {len(want)} positions"}
+    got = grid(sm, subs, size)
+    if isinstance(got, str):
+        return {"problem": got}
+    if not np.array_equal(got, want):
+        return first_difference(got, want)
+    problem = obligation_problem(sm, subs, size)
+    return {"problem": problem} if problem else None
+
+
 def first_difference(got, want) -> dict:
     where = np.argwhere(got != want)
     q, k = (int(x) for x in where[0])

@@ -114,35 +114,34 @@ def strongly_connected(pred: list[int], succ: list[int]) -> list[list[int]]:
     finish: list[int] = []
     unvisited = (1 << n) - 1
     while unvisited:
-        start = (unvisited & -unvisited).bit_length() - 1
-        unvisited ^= 1 << start
-        stack = [start]
-        while stack:
-            nxt = succ[stack[-1]] & unvisited
-            if nxt:
-                u = (nxt & -nxt).bit_length() - 1
-                unvisited ^= 1 << u
-                stack.append(u)
-            else:
-                finish.append(stack.pop())
+        done, unvisited = _depth_first((unvisited & -unvisited).bit_length() - 1, succ, unvisited)
+        finish += done
     classes: list[list[int]] = []
     unvisited = (1 << n) - 1
     for root in reversed(finish):
-        if not (unvisited >> root) & 1:
-            continue
-        unvisited ^= 1 << root
-        members, stack = [root], [root]
-        while stack:
-            nxt = pred[stack[-1]] & unvisited
-            if nxt:
-                u = (nxt & -nxt).bit_length() - 1
-                unvisited ^= 1 << u
-                stack.append(u)
-                members.append(u)
-            else:
-                stack.pop()
-        classes.append(sorted(members))
+        if (unvisited >> root) & 1:
+            members, unvisited = _depth_first(root, pred, unvisited)
+            classes.append(sorted(members))
     return classes
+
+
+def _depth_first(root: int, edges: list[int], unvisited: int) -> tuple[list[int], int]:
+    """A depth-first search from ``root`` along the bitsets ``edges`` through ``unvisited`` (a bitset).
+
+    Returns the nodes it reached, ``root`` included, in the order they finished, and
+    the nodes still unvisited.
+    """
+    unvisited &= ~(1 << root)
+    stack, finished = [root], []
+    while stack:
+        nxt = edges[stack[-1]] & unvisited
+        if nxt:
+            u = (nxt & -nxt).bit_length() - 1
+            unvisited ^= 1 << u
+            stack.append(u)
+        else:
+            finished.append(stack.pop())
+    return finished, unvisited
 
 
 def canonical_order(classes: list[list[int]], lower: list[list[int]]) -> list[int]:
