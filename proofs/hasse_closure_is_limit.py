@@ -32,7 +32,7 @@ Z3 method (:func:`solvers.smt.hasse.hasse_closure_is_limit`).
   ``(1, 0)`` or ``(0, 0)``; (b) WLOG the edge is ``[0] -> [1]``: one extra closure.
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 0.3 s; Z3 within 60 s: better n = 9 (25 s),
+Z3"): exhaustive n = 5 in 0.3 s; Z3 within 60 s: better n = 9 (25 s),
 naive n = 5 (4 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the

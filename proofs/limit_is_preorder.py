@@ -22,7 +22,7 @@ Z3 method (:func:`solvers.smt.claims.limit_is_preorder`).
   solver (incremental).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 0.04 s; Z3 within 60 s: better n = 20 (32 s),
+Z3"): exhaustive n = 5 in 0.04 s; Z3 within 60 s: better n = 20 (32 s),
 naive n = 6 (8 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the

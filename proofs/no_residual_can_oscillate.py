@@ -22,7 +22,7 @@ Z3 method (:func:`solvers.smt.claims.no_residual_can_oscillate`), a satisfiable 
 - better: the lasso ``M^2 = I != M`` (pre-period 0, period 2): two products.
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive any n up to 8 in a hundredth of a second (the first
+Z3"): exhaustive any n up to 8 in a hundredth of a second (the first
 witness, a swap of positions 0 and 1, is mask 2 + 2^n); Z3 within 60 s: better
 n = 64 (22 s, the end of the ladder), naive n = 14 (42 s).
 

@@ -26,7 +26,7 @@ Z3 method (:func:`solvers.smt.claims.quotient_is_partial_order`).
   only. Disjuncts checked one at a time (incremental).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 0.3 s; Z3 within 60 s: better n = 14 (28 s),
+Z3"): exhaustive n = 5 in 0.3 s; Z3 within 60 s: better n = 14 (28 s),
 naive n = 6 (36 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the

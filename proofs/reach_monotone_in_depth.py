@@ -21,7 +21,7 @@ Z3 method (:func:`solvers.smt.claims.reach_monotone_in_depth`).
   distance from 0 (:func:`solvers.smt.masks.sorted_by_distance`).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 (1,048,576 masks) in 0.07 s; Z3 within 60 s:
+Z3"): exhaustive n = 5 (1,048,576 masks) in 0.07 s; Z3 within 60 s:
 better n = 40 (58 s), naive n = 16 (27 s; the better one takes 0.5 s there).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the

@@ -31,7 +31,7 @@ Z3 method (:func:`solvers.smt.claims.reach_stable_by_n_minus_1`), two queries ea
   Disjuncts checked one at a time on one solver (incremental).
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 0.12 s, n = 6 (2^30 masks) in 103 s with
+Z3"): exhaustive n = 5 in 0.12 s, n = 6 (2^30 masks) in 103 s with
 ``--workers 2``; Z3 within 60 s: better n = 16 (17 s), naive n = 5 (1.4 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (the

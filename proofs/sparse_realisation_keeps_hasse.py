@@ -67,7 +67,7 @@ other members of its class. Every part of the predicate is, however, computed fr
 with a run-time control that the flags of random masks equal those of their limits.
 
 Largest n that runs fast (2 CPU cores; docs/benchmarks.md, "Proofs: exhaustive and
-Z3 (issue 5)"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 10 (28 s; n = 9
+Z3"): exhaustive n = 5 in 2.1 s; Z3 within 60 s: better n = 10 (28 s; n = 9
 in 12 s), naive n = 5 (9 s).
 
 References: C. Li, H. Guo, *Hasse Diagrams for Attention*, arXiv 2606.09951 (any mask

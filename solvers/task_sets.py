@@ -82,7 +82,7 @@ def small_family_count(n: int) -> int:
     return families[n]
 
 
-KNOWN_FAMILY_COUNTS = (2, 11, 68, 469, 3640)  # small_family_count(1 … 5), as recorded when the class was introduced
+KNOWN_FAMILY_COUNTS = (2, 11, 68, 469, 3640)  # small_family_count(1 … 5), written out: a changed enumeration differs
 
 
 def count_problems(n: int) -> list[str]:
