@@ -19,6 +19,7 @@ from dataclasses import replace
 from hasse.proofs.certificates.format import refuse_overwrite, write_certificate
 from hasse.proofs.theorem import METHODS, PROVED, Context, Result, Theorem, disagreement, run_theorem
 from hasse.theory.errors import InputError
+from hasse.theory.verdicts import REFUTED, WORDS
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -93,8 +94,7 @@ def prove(theorem: Theorem, n: int, method: str, *, timeout: float | None = None
 
 def format_result(r: Result) -> str:
     """The printed line of a result (and its witness or counterexample, shortened)."""
-    mark = {"proved": "PROVED ", "refuted": "REFUTED", "unknown": "UNKNOWN"}[r.verdict]
-    line = f"{mark}  {r.theorem}  n={r.n}  {r.method:<10} checked {r.checked:,} in {r.seconds:.2f} s"
+    line = f"{WORDS[r.verdict]:<7}  {r.theorem}  n={r.n}  {r.method:<10} checked {r.checked:,} in {r.seconds:.2f} s"
     if r.reason:
         line += f"  ({r.reason})"
     if r.details.get("only"):
@@ -165,7 +165,7 @@ def script_main(theorem: Theorem, argv: list[str] | None = None) -> int:
 
 def exit_status(results: list[Result]) -> int:
     """0 every result proved, 1 one refuted, 3 otherwise (unknown)."""
-    if any(r.verdict == "refuted" for r in results):
+    if any(r.verdict == REFUTED for r in results):
         return 1
     if all(r.verdict == PROVED for r in results):
         return 0

@@ -13,6 +13,7 @@ import numpy as np
 from hasse.cli.parsers import add_command
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.catalog import build_mask
+from hasse.theory.verdicts import PROVED, REFUTED
 
 HELP = "a short tour of the kit on built-in examples (no input needed)"
 
@@ -214,18 +215,18 @@ def _every_length_section(tour: Tour) -> None:
 
     _section("10. Proofs for every length (hasse prove-mask, hasse equiv): Z3 over a symbolic n")
     v = prove_leak_free(symbolic_task("butterfly"))
-    tour.check(f"Butterfly {v.statement}: {v.verdict}", v.verdict == "proved")
+    tour.check(f"Butterfly {v.statement}: {v.verdict}", v.verdict == PROVED)
     v = prove_leak_free(symbolic_task("block_two_stream"))
-    tour.check(f"Block Two-Stream {v.statement}: {v.verdict}", v.verdict == "proved")
+    tour.check(f"Block Two-Stream {v.statement}: {v.verdict}", v.verdict == PROVED)
     v = prove_dense(symbolic_mask("sliding_window"))
     tour.check(f"a sliding window is not dense: {v.verdict}, smallest n = {v.counterexample['n']} "
-               f"(re-check: {v.recheck})", v.verdict == "refuted" and v.counterexample["n"] == 3)
+               f"(re-check: {v.recheck})", v.verdict == REFUTED and v.counterexample["n"] == 3)
     v = check_equivalence(symbolic_mask("sliding_window:w=W"), symbolic_mask("sliding_window_distance:d=W"))
     tour.check(f"'a window of W keys' and 'a window of distance W' differ: smallest n = {v.counterexample['n']}",
-               v.verdict == "refuted" and v.counterexample["n"] == 2)
+               v.verdict == REFUTED and v.counterexample["n"] == 2)
     v = prove_leak_free(symbolic_task("bad_butterfly_crossed"), layers=2)
     tour.check(f"bad_butterfly_crossed leaks within 2 layers from n = {v.counterexample['n']} on, as the concrete "
-               "search finds", v.verdict == "refuted" and v.counterexample["n"] == 2)
+               "search finds", v.verdict == REFUTED and v.counterexample["n"] == 2)
 
 
 def _prove_section(tour: Tour) -> None:
@@ -241,7 +242,7 @@ def _prove_section(tour: Tour) -> None:
         results = prove(registry.get(name), 4, "both", timeout=120, show_progress=False)
         verdicts = ", ".join(f"{r.method} {r.verdict} ({r.checked:,} checked, {r.seconds:.1f} s)" for r in results)
         tour.check(f"{name}: {verdicts}",
-                   all(r.verdict == "proved" for r in results) and disagreement(results) is None)
+                   all(r.verdict == PROVED for r in results) and disagreement(results) is None)
     print(f"   ({time.monotonic() - start:.0f} s in all)")
 
 

@@ -11,6 +11,7 @@ from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_
 from hasse.views.output import PROGRESS, clear_progress, progress, say
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.errors import InputError
+from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, WORDS
 
 DESCRIPTION = """\
 Check a theorem of the paper for every object of size n, by exhaustive search
@@ -246,7 +247,6 @@ def run_engine(args, names, method: str, orbits: bool = False):
     return results
 
 
-VERDICT_WORDS = {"proved": "PROVED", "refuted": "REFUTED", "unknown": "UNKNOWN"}
 WITNESS_CHARS, COUNTEREXAMPLE_CHARS = 300, 600  # longer JSON is cut, with "… (+K more characters)"
 
 
@@ -275,7 +275,7 @@ def result_lines(table, r, *, ascii: bool = False) -> list[str]:
         tail += f"  ({r.reason})"
     if r.details.get("only"):
         tail += f"  [{r.details['only']}]"
-    lines = [table.row((r.theorem, f"n={r.n}", r.method, VERDICT_WORDS[r.verdict], f"{r.seconds:.2f} s", tail))]
+    lines = [table.row((r.theorem, f"n={r.n}", r.method, WORDS[r.verdict], f"{r.seconds:.2f} s", tail))]
     for what, value, limit in (("witness", r.witness, WITNESS_CHARS),
                                ("counterexample", r.counterexample, COUNTEREXAMPLE_CHARS)):
         if value is not None:
@@ -340,9 +340,9 @@ def _report(args, results, loud, printed: bool = False, sources: dict | None = N
                                                      "results": [r.to_json() for r in results]}):
         pass
     else:
-        counts = {v: sum(r.verdict == v for r in results) for v in ("proved", "refuted", "unknown")}
-        print(f"\n{len(results)} results: {counts['proved']} proved, {counts['refuted']} refuted, "
-              f"{counts['unknown']} unknown" + (f"; certificate written to {args.certificate}" if args.certificate
+        counts = {v: sum(r.verdict == v for r in results) for v in (PROVED, REFUTED, UNKNOWN)}
+        print(f"\n{len(results)} results: {counts[PROVED]} proved, {counts[REFUTED]} refuted, "
+              f"{counts[UNKNOWN]} unknown" + (f"; certificate written to {args.certificate}" if args.certificate
                                                   else "") + (f"; JSON written to {args.out}" if args.out else ""))
     for message in loud:
         print(f"hasse: {message}", file=sys.stderr)
