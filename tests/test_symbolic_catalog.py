@@ -1,4 +1,4 @@
-"""Symbolic forms of the catalogue masks (solvers/symbolic/catalog.py) equal the concrete catalogue.
+"""Symbolic forms of the catalogue masks (solvers/symbolic/catalog/) equal the concrete catalogue.
 
 Reference: :func:`theory.catalog.build_mask`, the concrete engine's own builder, at each
 ``n`` and parameter value. The symbolic side is evaluated only by substituting numbers

@@ -1,4 +1,4 @@
-"""The re-check runs the user's program, not its formula (issue 21, item 3): solvers/symbolic/recheck.py, evaluate/.
+"""The re-check runs the user's program, not its formula (issue 21, item 3): solvers/symbolic/recheck/, evaluate/.
 
 - evaluate/ against Z3's own simplifier on random terms (integers with Euclidean div/mod,
   bit-vectors), the independent reference;

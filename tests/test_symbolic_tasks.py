@@ -1,4 +1,4 @@
-"""Task families by formulas (solvers/symbolic/tasks.py), against the concrete catalogue and by Z3.
+"""Task families by formulas (solvers/symbolic/tasks/), against the concrete catalogue and by Z3.
 
 - Each symbolic task equals the concrete task of the catalogue for every n <= 12 and its
   parameters (sizes, what each position holds and predicts, isolation groups, the mask),
@@ -21,7 +21,8 @@ import numpy as np
 import pytest
 import z3
 
-from hasse.solvers.symbolic.tasks import evaluate, known_invariant, symbolic_task
+from hasse.solvers.symbolic.claims import known_invariant
+from hasse.solvers.symbolic.tasks import evaluate, symbolic_task
 from hasse.theory.counterexample import find_counterexample
 
 MAX_N = 12

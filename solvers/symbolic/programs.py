@@ -1,4 +1,4 @@
-"""The user's program, evaluated concretely for the re-check (issue 21, item 3): never its formula.
+"""The user's program, evaluated concretely for the re-check: never its formula.
 
 :class:`Program` is what ``SymbolicMask.program`` holds (:mod:`solvers.symbolic.recheck`
 uses it): ``grid(n, params)`` — the ``(size, size)`` bool mask the program gives at ``n`` —

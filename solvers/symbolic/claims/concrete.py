@@ -22,7 +22,7 @@ from hasse.solvers.symbolic.mask import SymbolicMask
 from hasse.solvers.symbolic.programs import point
 from hasse.solvers.symbolic.recheck import _sample_of, equal_programs, mask_grid
 from hasse.solvers.symbolic.task import SymbolicTask
-from hasse.solvers.symbolic.task_values import lists_from_model
+from hasse.solvers.symbolic.tasks.values import lists_from_model
 from hasse.theory.leak import find_leaks
 from hasse.theory.order import mask_to_order
 from hasse.theory.verdicts import disagreement

@@ -13,7 +13,7 @@ from hasse.solvers.symbolic.claims.dense import prove_dense
 from hasse.solvers.symbolic.claims.solve import _positions, _solve, _value, _values
 from hasse.solvers.symbolic.claims.statement import _ptext
 from hasse.solvers.symbolic.claims.verdict import DEFAULT_TIMEOUT
-from hasse.solvers.symbolic.invariants import catalogue_invariant
+from hasse.solvers.symbolic.tasks.invariants import catalogue_invariant
 from hasse.solvers.symbolic.mask import SymbolicMask
 from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.theory.verdicts import PROVED

@@ -12,7 +12,8 @@ import z3
 
 from hasse.solvers.smt.prove import UNSAT
 from hasse.solvers.symbolic.claims.solve import _solve
-from hasse.solvers.symbolic.mask import SymbolicMask, describe_conditions
+from hasse.solvers.symbolic.conditions import describe_conditions
+from hasse.solvers.symbolic.mask import SymbolicMask
 
 
 INDEX_WORDS = {  # what "for every …" ranges over, by the property an index tensor is declared with

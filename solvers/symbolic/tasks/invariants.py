@@ -12,7 +12,7 @@ import z3
 
 from hasse.solvers.symbolic.mask import SymbolicMask
 from hasse.solvers.symbolic.task import SymbolicTask
-from hasse.solvers.symbolic.task_values import statement_of
+from hasse.solvers.symbolic.tasks.values import statement_of
 from hasse.solvers.symbolic.trace import TraceError
 
 

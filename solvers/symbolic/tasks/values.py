@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import z3
 
-from hasse.solvers.symbolic.mask import describe_conditions
+from hasse.solvers.symbolic.conditions import describe_conditions
 from hasse.solvers.symbolic.task import SymbolicTask
-from hasse.solvers.symbolic.task_rules import MASKED
+from hasse.solvers.symbolic.tasks.rules import MASKED
 
 
 def statement_of(n, params: dict, conditions: list) -> str:
