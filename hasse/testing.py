@@ -47,7 +47,7 @@ import numpy as np
 from hasse.gpu_check.torch_masks import register_input_hooks
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
-from hasse.theory.heads import HeadMasks, layer_mask, mask_mod_grid
+from hasse.theory.heads import HeadMasks, layer_mask
 from hasse.theory.inputs.read import Reading, read
 from hasse.theory.leak import nearest_sources
 
@@ -74,21 +74,9 @@ def _as_grid(mask, n: int | None, heads: int | None, batch: int | None, trust_co
     """The masks per batch row and head of whatever ``assert_no_leak`` was given, and the names of a string's
     positions (None: plain indices; a spec names its streams)."""
     __tracebackhide__ = True
-    from hasse.theory.inputs.arrays import is_block_mask
-
-    if isinstance(mask, str) or not callable(mask) or is_block_mask(mask):  # as the command line reads a MASK
-        reading = Reading(n=n, heads=heads, batch=batch, trust_code=trust_code, convention=convention)
-        subject = read(mask, reading, accept=("mask",))
-        return subject.grid, list(subject.mask.names) if isinstance(mask, str) else None
-    if n is None:  # a mask_mod
-        raise ValueError("a mask_mod needs n, the number of positions")
-    from hasse.theory.inputs import hooks
-    from hasse.theory.user_code import run
-
-    name = getattr(mask, "__name__", "mask_mod")
-    fallback = hooks.fallback()
-    return run(lambda: mask_mod_grid(mask, n, heads, batch, source=name, fallback=fallback), source=name,
-               what="mask_mod", path=getattr(getattr(mask, "__code__", None), "co_filename", None)), None  # bounded
+    reading = Reading(n=n, heads=heads, batch=batch, trust_code=trust_code, convention=convention)
+    subject = read(mask, reading, accept=("mask",))  # as the command line reads a MASK; a mask_mod, bounded
+    return subject.grid, list(subject.mask.names) if isinstance(mask, str) else None
 
 
 def assert_no_leak(

@@ -5,7 +5,8 @@ index grid (``n x kv_len`` with ``kv_len``; for ``h < heads`` and ``b < batch`` 
 declared: :mod:`theory.heads`), only with a permission (``Reading.code``, or
 ``trust_code`` for one named inside a JSON file) and in the bounded child of
 :func:`theory.user_code.run`; an object of the Python API (a numpy array, a torch
-tensor, a ``BlockMask``, a NamedMask); or a text read by
+tensor, a ``BlockMask``, a NamedMask, a mask_mod function, evaluated at ``n`` in the
+bounded child too); or a text read by
 :func:`theory.inputs.mask_files.load_text` (a spec, a ``.npy``/``.pt``/text/JSON file).
 
 Commands and the API reach it through :func:`theory.inputs.read.read` (``accept`` with
@@ -56,6 +57,8 @@ def read_grid(source, reading, resolve_spec: SpecResolver | None = None) -> tupl
                          param="queries")
     if isinstance(source, str) and form_of(source) == "function":
         return _mask_mod(source, reading, arrays)
+    if callable(source) and not isinstance(source, NamedMask) and not is_block_mask(source) and not is_tensor(source):
+        return _callable(source, reading)
     if kv_len is not None:
         kv_len = check_n(kv_len, str(source), "kv_len")
     with reading_arrays(arrays):
@@ -102,6 +105,20 @@ def _mask_mod(source: str, reading, arrays: ArrayReading) -> tuple[NamedMask, He
                               kv_len=kv_len, queries=queries, permission=permission)  # one bounded run
     return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), source, grid.key_only,
                      grid.key_only_kind), grid
+
+
+def _callable(fn, reading) -> tuple[NamedMask, HeadMasks]:
+    """A mask_mod given as a Python function (the API): evaluated at ``n`` over the declared ranges, bounded."""
+    from hasse.theory.heads import mask_mod_grid
+    from hasse.theory.user_code import run
+
+    if reading.n is None:
+        raise InputError("a mask_mod needs {n}, the number of positions", param="n")
+    name = getattr(fn, "__name__", "mask_mod")
+    fallback = hooks.fallback()
+    grid = run(lambda: mask_mod_grid(fn, reading.n, reading.heads, reading.batch, source=name, fallback=fallback),
+               source=name, what="mask_mod", path=getattr(getattr(fn, "__code__", None), "co_filename", None))
+    return NamedMask(grid.masks[0].any(axis=0), default_names(grid.n), name, grid.key_only, grid.key_only_kind), grid
 
 
 def _check_file(source: str, path: str, function: str) -> None:

@@ -94,7 +94,8 @@ class Subject:
 def kind_of(source) -> str:
     """What ``source`` is: ``"mask"``, ``"task"``, ``"family"``, ``"stack"``, ``"preset"`` or ``"function"``.
 
-    Text: ``file.py:function`` is a function (read as a mask, it is a mask_mod); a ``.json``
+    Text: ``file.py:function`` is a function (read as a mask, it is a mask_mod; so is a Python
+    callable that is not an array); a ``.json``
     file is a task (it has ``inputs``), a family (``tasks``), a stack (``layers``) or a mask;
     any other file is a mask; a text with ``;`` or ``xK`` is a stack; a spec is what its
     catalogue entry is (a preset, a task, a family; else a mask). A malformed JSON file is
@@ -130,7 +131,7 @@ def read(source, reading: Reading = Reading(), *, accept: tuple[str, ...]) -> Su
 def _label(source) -> str:
     if isinstance(source, str):
         return source
-    spec = getattr(source, "spec", None) or getattr(source, "name", None)
+    spec = getattr(source, "spec", None) or getattr(source, "name", None) or getattr(source, "__name__", None)
     return spec if isinstance(spec, str) and spec else type(source).__name__
 
 
@@ -146,7 +147,7 @@ def _kinds(source) -> tuple[str, ...]:
     if isinstance(source, (list, tuple)) and source and all(isinstance(t, Task) for t in source):
         return ("family",)
     if not isinstance(source, str):
-        return ("function",) if callable(source) and not _is_array(source) else ("mask",)
+        return ("function", "mask") if callable(source) and not _is_array(source) else ("mask",)
     form = form_of(source)
     if form == "function":
         return ("function", "mask")
