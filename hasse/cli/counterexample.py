@@ -1,10 +1,12 @@
 """``hasse counterexample DESIGN``: the smallest n at which a design breaks, printed whole.
 
-Runs the direct search (:func:`theory.counterexample.find_counterexample`), the Z3
-search (:func:`solvers.z3_counterexample.search_z3`) or both, compares them
-(:func:`theory.counterexample.disagreement`) and prints the counterexample: its
-task table, then the leak report or the inconsistent nodes. The plain direct search
-(no ``--method``, no ``--inference``) keeps its own short format.
+Runs the direct search (:func:`theory.counterexample.find_counterexample`; with
+``--stack`` each task through the stack, otherwise through its own mask at every
+layer), the Z3 search (:func:`solvers.smt.counterexample.search_z3`) or both, compares
+them (:func:`theory.counterexample.disagreement`) and prints the counterexample: its
+task table, then the leak report or the inconsistent nodes
+(:mod:`hasse.views.counterexample_report`). The plain direct search (no ``--method``,
+no ``--inference``) keeps its own short format.
 """
 
 from __future__ import annotations
@@ -12,16 +14,16 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hasse.cli.masks_in import add_empty_rows_argument, add_stack_arguments, flagged
-from hasse.views.output import ascii_aware, emit_json, json_header, spec_of, warn
+from hasse.cli.masks_in import add_empty_rows_argument, add_stack_arguments, flagged, load_stack
 from hasse.cli.parsers import add_command, integer
-from hasse.views.leak_report import leak_report
-from hasse.views.render_text import path_text, stack_where
-from hasse.views.tables import task_table
-from hasse.theory.counterexample import (Counterexample, design_size, disagreement, find_counterexample,
-                                         without_n)
+from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
+from hasse.theory.designs import design_size
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
+from hasse.views.counterexample_report import methods_json, methods_lines, skipped_lines, task_lines
+from hasse.views.leak_report import leak_report
+from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of, warn
+from hasse.views.render_text import stack_where
 
 DESCRIPTION = """\
 Search for the smallest counterexample of a parametric design: try n = 1, 2, ...,
@@ -88,12 +90,9 @@ def register(sub) -> None:
     p.add_argument("--layers", type=integer("--layers", 0), metavar="L",
                    help="a counterexample must leak within L layers (default: at any depth; with --stack, the "
                         "stack's depth)")
-    p.add_argument("--json", action="store_true",
-                   help="print one JSON object and nothing else (a task file when one is found)")
-    p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
-    p.add_argument("--png", metavar="FILE", help="draw the counterexample's mask with its first witness path "
-                   "(.png, .svg or .pdf by the suffix)")
-    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    add_json_arguments(p, json_help="print one JSON object and nothing else (a task file when one is found)",
+                       png_help="draw the counterexample's mask with its first witness path (.png, .svg or .pdf by "
+                                "the suffix)")
     p.add_argument("--method", choices=("direct", "z3", "both"), default="direct",
                    help="decide each size by the leak analysis, by Z3, or both (default direct)")
     p.add_argument("--inference", metavar="FAMILY",
@@ -111,8 +110,6 @@ def run(args) -> int:
         _check_stack_args(args)
     _check_args(args, timeout=not direct)
     try:
-        if args.stack is not None:
-            return _run_stack(args)
         return _run_direct(args) if direct else _run_methods(args)
     except InputError as exc:
         raise flagged(exc) from None
@@ -172,29 +169,57 @@ def _progress(args, label: str = ""):
     return step
 
 
+def _stack_at(args):
+    """``size -> LayerStack``: --stack built at each task's number of positions (once per size)."""
+    built: dict[int, object] = {}
+
+    def at(size: int):
+        if size not in built:
+            stack = load_stack(args.stack, size, args.repeat)
+            if stack.n != size:
+                raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the design's task has {size}: "
+                                 "leave n out of the stack's layers (they are built at each task's size)")
+            built[size] = stack
+        return built[size]
+
+    return at
+
+
 def _run_direct(args) -> int:
+    """The direct search, each task through its own mask at every layer or through --stack: one path."""
     progress = _progress(args)
     found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
-                                layers=args.layers)
+                                layers=args.layers, stack=_stack_at(args) if args.stack is not None else None)
     progress(None)
     _draw(args, found, found.report)
+    stack = found.stack  # with --stack: the stack of the task found, or of the largest size searched
+    layers = stack.depth if stack is not None and args.layers is None else args.layers
     if args.json or args.out:
-        out = {**_header(args, found), "layers": args.layers, **found.to_json()}  # a task file when found
+        out = {**_header(args, found), "layers": layers, **found.to_json()}  # a task file when found
+        if args.stack is not None:
+            out.setdefault("stack", {"spec": args.stack, "depth": None})  # no size was built
         if emit_json(args, out):
             return 1 if found.n is not None else 0
-    tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
-    within = "" if args.layers is None else f" within L = {args.layers} layers"
+    subject = args.design + (f" through the stack {args.stack}" if args.stack is not None else "")
+    within = "" if layers is None else (" " + stack_where(layers, stack.depth) if stack is not None
+                                        else f" within L = {layers} layers")
     if found.n is None:
-        print(f"{args.design}: no leak and no isolation violation{within} for any n up to {args.max_n} "
-              f"(checked {len(found.checked)} sizes: {tried})")
-        _print_skipped(found)
-        _print_out(args)
-        return 0
-    print(f"{args.design}: smallest counterexample{within} at n = {found.n} ({found.property})")
-    _print_task(found.task)
-    print(leak_report(found.task, found.report, ascii=args.ascii))
+        tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
+        print(f"{subject}: no leak and no isolation violation{within} for any n up to {args.max_n} "
+              f"(checked {len(found.checked)} sizes: {tried})", *skipped_lines(found), sep="\n")
+    else:
+        first = f", first at layer {found.witness['depth']}" if stack is not None else ""
+        print(f"{subject}: smallest counterexample{within} at n = {found.n} ({found.property}{first})",
+              *task_lines(found.task), sep="\n")
+        flow = None
+        if stack is not None:
+            from hasse.theory.stack import propagate
+            from hasse.theory.stack_leak import apply_stack_policy
+
+            flow = propagate(apply_stack_policy(stack, args.empty_rows, getattr(found.task, "key_only", ()))[0])
+        print(leak_report(found.task, found.report, stack, flow, ascii=args.ascii))
     _print_out(args)
-    return 1
+    return 1 if found.n is not None else 0
 
 
 def _draw(args, found: Counterexample, report) -> None:
@@ -216,6 +241,8 @@ def _print_out(args) -> None:
         print(f"picture written to {args.png}" if args.drawn else f"no counterexample: no picture written to {args.png}")
     if args.out:
         print(f"JSON written to {args.out} (a task file: hasse leak {args.out}"
+              + (f" --stack '{args.stack}'" if args.stack is not None else "")
+              + (f" --repeat {args.repeat}" if args.repeat else "")
               + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
 
 
@@ -234,8 +261,9 @@ def _run_methods(args) -> int:
     progress(None)
     _draw(args, results[0], results[0].leak_report() if results[0].task is not None else None)
     loud = disagreement(*results) if len(results) == 2 else None
-    if not ((args.json or args.out) and emit_json(args, _methods_json(args, results, loud))):
-        _print_methods(args, results, loud)
+    data = methods_json(_header(args, results[0]), args.method, args.layers, args.inference, results, loud)
+    if not ((args.json or args.out) and emit_json(args, data)):
+        print(*methods_lines(args.design, args.max_n, args.inference, results, loud, ascii=args.ascii), sep="\n")
         _print_out(args)
     if loud:
         print(f"hasse: {loud}", file=sys.stderr)
@@ -243,9 +271,6 @@ def _run_methods(args) -> int:
     if results[0].n is not None:
         return 1
     return 3 if any(r.unknown for r in results) else 0
-
-
-# ---------------------------------------------------------------- stacks
 
 
 def _check_stack_args(args) -> None:
@@ -261,140 +286,7 @@ def _check_stack_args(args) -> None:
         raise InputError("--png draws one mask: not with --stack")
 
 
-def _run_stack(args) -> int:
-    from hasse.cli.masks_in import load_stack
-    from hasse.theory.stack import propagate
-    from hasse.theory.stack_leak import apply_stack_policy
-
-    built: dict[int, object] = {}
-
-    def at(size: int):
-        if size not in built:
-            stack = load_stack(args.stack, size, args.repeat)
-            if stack.n != size:
-                raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the design's task has {size}: "
-                                 "leave n out of the stack's layers (they are built at each task's size)")
-            built[size] = stack
-        return built[size]
-
-    progress = _progress(args)
-    found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
-                                layers=args.layers, stack=at)
-    progress(None)
-    last = found.stack or (built[max(built)] if built else None)
-    layers = args.layers if args.layers is not None else (last.depth if last is not None else None)
-    if args.json or args.out:
-        out = {**_header(args, found), "layers": layers, **found.to_json()}
-        out.setdefault("stack", {"spec": last.spec, "depth": last.depth} if last is not None else
-                       {"spec": args.stack, "depth": None})
-        if emit_json(args, out):
-            return 1 if found.n is not None else 0
-    within = "" if layers is None else " " + stack_where(layers, last.depth)
-    if found.n is None:
-        tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
-        print(f"{args.design} through the stack {args.stack}: no leak and no isolation violation{within} for any n "
-              f"up to {args.max_n} (checked {len(found.checked)} sizes: {tried})")
-        _print_skipped(found)
-    else:
-        print(f"{args.design} through the stack {args.stack}: smallest counterexample{within} at n = {found.n} "
-              f"({found.property}, first at layer {found.witness['depth']})")
-        _print_task(found.task)
-        read, _ = apply_stack_policy(found.stack, args.empty_rows, getattr(found.task, "key_only", ()))
-        print(leak_report(found.task, found.report, found.stack, propagate(read), ascii=args.ascii))
-    if args.out:
-        print(f"JSON written to {args.out} (a task file: hasse leak {args.out} --stack '{args.stack}'"
-              + (f" --repeat {args.repeat}" if args.repeat else "")
-              + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
-    return 1 if found.n is not None else 0
-
-
-# ---------------------------------------------------------------- JSON
-
-
 def _header(args, found: Counterexample) -> dict:
     """command, version, input (DESIGN as given) and spec (the canonical spec of the task found, if built in)."""
     spec = spec_of(found.task.name, "task") if found.task is not None and found.task.name else None
     return json_header("counterexample", args.design, spec)
-
-
-def _method_json(r: Counterexample) -> dict:
-    out = {"method": r.method, "tokens": r.n, "property": r.property, "where": r.where,
-           "checked": list(r.checked), "seconds": round(r.seconds, 4)}
-    if r.witness is not None:
-        out["witness"] = r.witness
-    if r.unknown:
-        out["unknown"] = r.unknown
-    if r.method == "z3":
-        out["solver_calls"] = r.solver_calls
-    return out
-
-
-def _methods_json(args, results, loud) -> dict:
-    main = results[0]
-    out = {**_header(args, main), "method": args.method, "layers": args.layers, **main.to_json(),
-           "methods": [_method_json(r) for r in results]}  # a task file when one was found
-    if args.inference:
-        out["inference"] = args.inference
-    if len(results) == 2:
-        out["agree"] = loud is None
-    if main.task is not None and main.property == "inconsistency":
-        out["mismatches"] = [_mismatch_json(m) for m in main.mismatches] or [main.witness]
-    return out
-
-
-def _mismatch_json(m) -> dict:
-    return {"inference_task": m.task, "position": m.position, "input": list(m.input), "target": m.target,
-            "extra_upstream": [list(x) for x in m.extra_upstream],
-            "missing_upstream": [list(x) for x in m.missing_upstream]}
-
-
-# ---------------------------------------------------------------- text
-
-
-def _print_skipped(found: Counterexample) -> None:
-    if found.skipped:
-        print(f"skipped {len(found.skipped)} size(s) where the design does not exist, e.g. "
-              f"n = {found.skipped[0][0]}: {found.skipped[0][1]}")
-
-
-def _print_task(t) -> None:
-    """The counterexample's positions: name, input, position id and label, between blank lines."""
-    print("", *task_table(t), "", sep="\n")
-
-
-def _print_methods(args, results, loud) -> None:
-    main = results[0]
-    for r in results:
-        head = f"[{r.method}] {args.design}: "
-        if r.unknown:
-            print(head + f"inconclusive ({r.unknown})")
-        elif r.n is None:
-            also = " and no inconsistency" if args.inference else ""
-            print(head + f"no leak or isolation violation{also} for any n up to {args.max_n} "
-                         f"(checked {len(r.checked)} sizes)")
-        else:
-            w = r.witness or {}
-            detail = (f", path {path_text(w['path'], r.task.names, args.ascii)} at depth {w['depth']}"
-                      if "path" in w else f", inference task {w.get('inference_task')} position {w.get('position')}")
-            print(head + f"smallest counterexample at n = {r.n} ({r.property}, {r.where}{detail})"
-                  + (f"; {r.solver_calls} solver calls" if r.method == "z3" else "") + f" in {r.seconds:.2f} s")
-    if len(results) == 2 and loud is None:
-        print("direct and z3 agree")
-    if main.n is None:
-        _print_skipped(main)
-        return
-    t = main.task
-    _print_task(t)
-    if main.property == "inconsistency":
-        print(f"task {t.name or '(unnamed)'} is inconsistent with inference by {args.inference} at n = {main.n}:")
-        for m in main.mismatches or ():
-            print(f"  inference task {m.task}, position {m.position} ({m.input[0]}@{m.input[1]} -> {m.target}): "
-                  f"no equivalent training node; the closest sees extra {list(m.extra_upstream)}, "
-                  f"misses {list(m.missing_upstream)}")
-        if not main.mismatches:
-            w = main.witness
-            print(f"  inference task {w['inference_task']}, position {w['position']} ({w['input'][0]}@{w['input'][1]}"
-                  f" -> {w['target']}): Z3 finds no injective cover-exact map of its down-set into the training "
-                  f"task with that label at the image of the position (unsat)")
-        return
-    print(leak_report(t, main.leak_report(), ascii=args.ascii))

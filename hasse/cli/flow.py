@@ -50,9 +50,9 @@ def register(sub) -> None:
     f.add_argument("--to", dest="sinks", required=True, metavar="SET", help="positions that must not read them")
     f.add_argument("--n", type=integer("--n", 1), help="size at which to evaluate a file.py:mask_mod")
     f.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="verdict for an L-layer model (default: every depth)")
-    add_json_arguments(f, json_help="print one JSON object and nothing else: a task file (hasse leak reads it)")
-    f.add_argument("--png", metavar="FILE", help="draw the mask with the first path from --from to --to over it "
-                   "(.png, .svg or .pdf by the suffix; batch row 0)")
+    add_json_arguments(f, json_help="print one JSON object and nothing else: a task file (hasse leak reads it)",
+                       png_help="draw the mask with the first path from --from to --to over it (.png, .svg or .pdf "
+                                "by the suffix; batch row 0)")
     add_empty_rows_argument(f, LEAK_DEFAULT)
     add_range_arguments(f)
     add_stack_arguments(f)

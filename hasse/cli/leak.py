@@ -75,9 +75,8 @@ def register(sub) -> None:
     p.add_argument("--trust-code", action="store_true",
                    help="let a .json task or mask whose 'mask' names file.py:function run it (default: refused)")
     p.add_argument("--layers", type=integer("--layers", 0), metavar="L", help="verdict for an L-layer model (default: every depth)")
-    add_json_arguments(p)
-    p.add_argument("--png", metavar="FILE", help="draw the mask with the first witness path and the isolation "
-                   "groups over it (.png, .svg or .pdf by the suffix)")
+    add_json_arguments(p, png_help="draw the mask with the first witness path and the isolation groups over it "
+                                   "(.png, .svg or .pdf by the suffix)")
     add_empty_rows_argument(p, LEAK_DEFAULT)
     add_query_arguments(p)
     add_convention_argument(p)

@@ -245,10 +245,13 @@ def emit_json(args, obj) -> bool:
 
 
 def add_json_arguments(p, *, ascii_help: str = "ASCII characters only",
-                       json_help: str = "print one JSON object and nothing else") -> None:
-    """``--json``, ``--out FILE`` and ``--ascii``, in the same words on every command (design §7)."""
+                       json_help: str = "print one JSON object and nothing else", png_help: str | None = None) -> None:
+    """``--json``, ``--out FILE`` and ``--ascii``, in the same words on every command (design §7); with
+    ``png_help``, ``--png FILE`` (a picture of the report) before ``--ascii``."""
     p.add_argument("--json", action="store_true", help=json_help)
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
+    if png_help is not None:
+        p.add_argument("--png", metavar="FILE", help=png_help)
     p.add_argument("--ascii", action="store_true", help=ascii_help)
 
 

@@ -17,8 +17,8 @@ from __future__ import annotations
 import time
 from typing import Callable
 
-from hasse.theory.counterexample import (Counterexample, check_max_n, design_builder, design_sizes,
-                                         inference_builder)
+from hasse.theory.counterexample import Counterexample, check_max_n
+from hasse.theory.designs import design_builder, design_sizes, inference_builder
 from hasse.theory.empty_rows import LEAK_DEFAULT, read_task
 
 
