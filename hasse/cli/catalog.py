@@ -6,6 +6,7 @@ from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_
 from hasse.cli.parsers import add_command
 
 HELP = "list the built-in masks and their parameters"
+KINDS = ("mask", "task", "family", "stack")  # the order of the listing (within a kind: the catalogue's order)
 
 
 def register(sub) -> None:
@@ -19,7 +20,7 @@ def register(sub) -> None:
 def run(args) -> int:
     from hasse.theory.catalog import entries
 
-    items = entries()
+    items = sorted(entries(), key=lambda e: KINDS.index(e.kind) if e.kind in KINDS else len(KINDS))
     if (args.json or args.out) and emit_json(args, {**json_header("catalog"), "entries": [
             {"name": e.name, "kind": e.kind, "usage": e.usage(), "summary": e.summary,
              "params": [{"name": p.name, "kind": p.kind, "default": p.default, "required": p.required,
