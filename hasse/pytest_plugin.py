@@ -68,8 +68,9 @@ def _next_token_labels(mask, options: dict) -> list:
     from hasse.theory.errors import InputError
 
     try:
-        size = _as_grid(mask, options.get("n"), options.get("heads"), options.get("batch"),
-                        options.get("trust_code", False), options.get("convention", "auto")).n
+        grid, _ = _as_grid(mask, options.get("n"), options.get("heads"), options.get("batch"),
+                           options.get("trust_code", False), options.get("convention", "auto"))
+        size = grid.n
     except InputError as exc:
         raise ValueError(str(exc)) from None
     return [i + 1 for i in range(size - 1)] + [None]
