@@ -410,3 +410,11 @@ def test_out_file_holds_the_json_while_the_terminal_gets_the_report(capsys, mask
 def test_a_task_through_a_mask_of_another_size_is_refused(capsys):
     code, out, err = run(capsys, "prove-mask", "causal", "--claim", "leak-free", "--task", "xlnet")
     assert code == 2 and "positions" in err and err.count("\n") == 1, err  # XLNet's 2n positions, causal's n
+
+
+def test_the_claim_flag_offers_every_claim_of_the_table():
+    """--claim's choices (kept in the parser so that building it imports no Z3) are the keys of claims.CLAIMS."""
+    from hasse.cli import prove_mask
+    from hasse.solvers.symbolic.claims import CLAIMS
+
+    assert prove_mask.CLAIMS == tuple(CLAIMS)

@@ -13,7 +13,7 @@ from hasse.cli.parsers import add_command, integer
 from hasse.theory.errors import InputError
 from hasse.views.output import ascii_aware, json_header, spec_of
 
-CLAIMS = ("dense", "leak-free", "isolation", "consistent")
+CLAIMS = ("dense", "leak-free", "isolation", "consistent")  # the keys of solvers.symbolic.claims.CLAIMS (a test)
 SEARCH_LAYERS = 4  # every depth, invariant failed: a walk of at most this many hops is looked for
 
 DESCRIPTION = """\
