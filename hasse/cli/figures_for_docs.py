@@ -14,7 +14,7 @@ import io
 import sys
 from pathlib import Path
 
-DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"  # hasse/cli/ -> the repository root
 
 # file name in docs/img -> the command line that draws it (its --png FILE is appended)
 FIGURES: dict[str, list[str]] = {
