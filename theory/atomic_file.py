@@ -28,7 +28,7 @@ from hasse.theory.errors import InputError
 _GUARD: list[dict] = []  # the running command's outputs and reads (a stack: main() may be called inside main())
 
 
-def _same(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
     """Whether ``a`` and ``b`` name one file (links and relative paths resolved; a missing file by its real path)."""
     try:
         return os.path.samefile(a, b)
@@ -67,14 +67,14 @@ def note_read(path) -> None:
     if not os.path.exists(path):  # not read: the reader says "no such file"
         return
     for flag, out in _GUARD[-1]["outputs"].items():
-        if _same(path, out):
+        if same_file(path, out):
             raise InputError(f"{flag} would overwrite a file this command reads", out)
     _GUARD[-1]["reads"].append(path)
 
 
 def refuse_read_target(path: str) -> None:
     """:class:`InputError` if the running command has read the file at ``path`` (an output must not replace it)."""
-    if _GUARD and any(_same(path, read) for read in _GUARD[-1]["reads"]):
+    if _GUARD and any(same_file(path, read) for read in _GUARD[-1]["reads"]):
         raise InputError("the output would overwrite a file this command read", path)
 
 

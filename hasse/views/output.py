@@ -19,7 +19,7 @@ import os
 import stat
 import sys
 
-from hasse.theory.atomic_file import atomic_output, write_text  # noqa: F401  (the one atomic writer, used by commands)
+from hasse.theory.atomic_file import atomic_output, same_file, write_text  # noqa: F401  (the one atomic writer, used by commands)
 from hasse.theory.jsonable import to_jsonable  # noqa: F401  (the one JSON converter, used by commands)
 
 
@@ -156,7 +156,7 @@ def refuse_outputs_onto_inputs(args) -> None:
         if not isinstance(path, str) or not path or path == "-":
             continue
         for other, given in named.items():  # two outputs onto one file: one would silently replace the other
-            if same_path(path, given):
+            if same_file(path, given):
                 raise InputError(f"{other} and {flag} name the same file; give each output its own", path)
         named[flag] = path
         try:
@@ -168,11 +168,7 @@ def refuse_outputs_onto_inputs(args) -> None:
         if not stat.S_ISREG(mode):
             raise InputError(f"{flag}: not a regular file; give a file to write", path)
         for given in inputs:
-            try:
-                same = os.path.samefile(path, given)
-            except OSError:
-                same = False
-            if same:
+            if same_file(path, given):
                 raise InputError(f"{flag} would overwrite the input {given}", path)
 
 
@@ -180,20 +176,6 @@ def output_paths(args) -> dict:
     """``{flag: path}`` of the output options a command was given (``-``, stdout, left out)."""
     return {flag: path for key, flag in OUTPUT_OPTIONS.items()
             if isinstance(path := getattr(args, key, None), str) and path and path != "-"}
-
-
-def same_path(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` name one file, existing or not (links, ``..`` and relative paths resolved).
-
-    >>> same_path("x/../out.json", "out.json"), same_path("a.json", "b.json")
-    (True, False)
-    """
-    try:
-        if os.path.exists(a) and os.path.exists(b):
-            return os.path.samefile(a, b)
-        return os.path.realpath(a) == os.path.realpath(b)
-    except (OSError, ValueError):
-        return False
 
 
 def spec_of(source, kind: str | None = None) -> str | None:

@@ -57,7 +57,7 @@ from datetime import datetime, timezone
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
 from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
-from hasse.theory.atomic_file import write_text
+from hasse.theory.atomic_file import same_file, write_text
 from hasse.theory.errors import InputError, clip
 from hasse.theory.inputs.json_file import read_json
 from hasse.theory.jsonable import to_jsonable
@@ -129,14 +129,6 @@ def audit_certificate(data: dict, seconds: float, argv) -> dict:
             "platform": platform.platform(), "seconds": round(seconds, 3),
             "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     return {**to_jsonable(data), "certificate": made}
-
-
-def same_file(a: str, b: str) -> bool:
-    """Whether paths ``a`` and ``b`` name the same file (links and relative paths resolved)."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def refuse_overwrite(path: str, inputs: tuple[str, ...] = ()) -> None:
