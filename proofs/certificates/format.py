@@ -90,7 +90,7 @@ def write_certificate(path: str, content, *, sources: dict | None = None, inputs
     """
     refuse_overwrite(path, inputs)
     data = content if isinstance(content, dict) else theorem_certificate(content, sources)
-    write_text(path, json.dumps(to_jsonable(data), indent=1, default=_jsonable) + "\n")
+    write_text(path, json.dumps(to_jsonable(data), indent=1) + "\n")
 
 
 def theorem_certificate(results: list[Result], sources: dict | None = None) -> dict:
@@ -144,21 +144,6 @@ def refuse_overwrite(path: str, inputs: tuple[str, ...] = ()) -> None:
         raise InputError(f"cannot write: {exc.strerror}", path) from None
     if not stat.S_ISREG(mode):
         raise InputError("cannot write: not a regular file", path)
-
-
-def _jsonable(value):
-    try:
-        import numpy as np
-
-        if isinstance(value, np.ndarray):
-            return value.astype(int).tolist() if value.dtype == bool else value.tolist()
-        if isinstance(value, np.generic):
-            return value.item()
-    except ImportError:
-        pass
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
-    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
 
 
 def read_certificate(path: str) -> Certificate:
