@@ -11,8 +11,8 @@
 >>> r = disagreement("the concrete engine finds a leak at n = 3")
 >>> r, r.outcome, r.disagrees
 ('DISAGREES: the concrete engine finds a leak at n = 3', 'disagrees', True)
->>> Recheck("confirmed").disagrees, WORDS[UNKNOWN], EXIT_CODES[REFUTED]
-(False, 'UNKNOWN', 1)
+>>> Recheck("confirmed").disagrees, not_rechecked("no program").outcome, WORDS[UNKNOWN], EXIT_CODES[REFUTED]
+(False, 'not re-checked', 'UNKNOWN', 1)
 """
 
 from __future__ import annotations
@@ -48,6 +48,11 @@ class Recheck(str):
 def disagreement(text: str) -> Recheck:
     """``DISAGREES: text``, a re-check that contradicts the verdict."""
     return Recheck(f"{WORDS[DISAGREES]}: {text}", DISAGREES)
+
+
+def not_rechecked(text: str) -> Recheck:
+    """``not re-checked: text``, a re-check that could not run (a proof it leaves unconfirmed)."""
+    return Recheck(f"{NOT_RECHECKED}: {text}", NOT_RECHECKED)
 
 
 def disagrees(recheck) -> bool:

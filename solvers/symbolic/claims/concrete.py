@@ -25,7 +25,7 @@ from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.symbolic.tasks.values import lists_from_model
 from hasse.theory.leak import find_leaks
 from hasse.theory.order import mask_to_order
-from hasse.theory.verdicts import disagreement
+from hasse.theory.verdicts import disagreement, not_rechecked
 
 
 def _small_instances(mask: SymbolicMask, conds: list, upto: int, params: dict | None = None,
@@ -74,9 +74,9 @@ def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: d
     try:
         the_plan = recheck.plan(masks, conds, params)
     except Exception as exc:  # a plan that cannot be made is said, never hidden
-        return f"not re-checked: {type(exc).__name__}: {' '.join(str(exc).split())}"
+        return not_rechecked(f"{type(exc).__name__}: {' '.join(str(exc).split())}")
     if not the_plan.grids and not the_plan.samples:
-        return "not re-checked: no instance of the side conditions among n <= 64, the constants ± 2 and 2^k ± 1"
+        return not_rechecked("no instance of the side conditions among n <= 64, the constants ± 2 and 2^k ± 1")
     problem = recheck.check_program(masks, the_plan)
     if problem:
         return problem
@@ -90,7 +90,7 @@ def _recheck_small(mask, conds, upto, one: Callable[[int, dict], str], params: d
         try:
             result = one(n, dict(ps))
         except Exception as exc:  # a re-check that cannot run is reported, not hidden
-            return f"not re-checked: {type(exc).__name__}: {' '.join(str(exc).split())}"
+            return not_rechecked(f"{type(exc).__name__}: {' '.join(str(exc).split())}")
         if result != "confirmed":
             return result
     ran = [m for m in masks if getattr(m, "program", None) is not None]
@@ -147,7 +147,7 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness, lists: di
     try:
         grids = _grids([mask], n, params, lists=lists)
     except Exception as exc:
-        return f"not re-checked: {exc}"
+        return not_rechecked(f"{exc}")
     if witness is None:  # a proof: every concrete instance (of the index tensors too) is dense
         for label, (matrix,) in grids:
             if not mask_to_order(matrix).dense:
@@ -155,7 +155,7 @@ def _concrete_dense(mask: SymbolicMask, n: int, params: dict, witness, lists: di
                        f"n = {n}{_ptext(params)}{label}")
         return "confirmed"
     if len(grids) != 1 or (grids[0][0] and not lists):
-        return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
+        return not_rechecked("the model's index tensors are not rebuilt for a concrete grid")
     matrix = grids[0][1][0]
     dense = mask_to_order(matrix).dense
     a, b, c = witness
@@ -175,9 +175,9 @@ def _concrete_equal(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair
     try:
         grids = _grids([a, b], n, params, lists=lists)
     except Exception as exc:
-        return f"not re-checked: {exc}"
+        return not_rechecked(f"{exc}")
     if pair is not None and (len(grids) != 1 or (grids[0][0] and not lists)):
-        return "not re-checked: the model's index tensors are not rebuilt for a concrete grid"
+        return not_rechecked("the model's index tensors are not rebuilt for a concrete grid")
     for label, (ma, mb) in grids:
         where = f"n = {n}{_ptext(params)}{label}"
         if ma.shape != mb.shape:
@@ -201,7 +201,7 @@ def _sampled_pair(a: SymbolicMask, b: SymbolicMask, n: int, params: dict, pair) 
         at = point(n, params, None, [q], [k])
         va, vb = bool(_sample_of(a, at)[0, 0]), bool(_sample_of(b, at)[0, 0])
     except Exception as exc:  # the program's own failure, or one the sample cannot evaluate: said, never "confirmed"
-        return f"not re-checked: at {where}, pair ({q}, {k}): {' '.join(str(exc).split())}"
+        return not_rechecked(f"at {where}, pair ({q}, {k}): {' '.join(str(exc).split())}")
     if va == vb:
         return disagreement(f"the programs agree at M[{q}, {k}] at {where} (both {va})")
     return f"confirmed on the programs at {where}, pair ({q}, {k}) (sampled: the grid is too large)"
@@ -216,7 +216,7 @@ def _concrete_sizes(a: SymbolicMask, b: SymbolicMask, n: int, params: dict) -> s
     try:
         sa, sb = mask_grid(a, n, _own(a, params)).shape[0], mask_grid(b, n, _own(b, params)).shape[0]
     except Exception as exc:
-        return f"not re-checked: {exc}"
+        return not_rechecked(f"{exc}")
     return "confirmed" if sa != sb else disagreement(f"both concrete masks have size {sa} at n = {n}{_ptext(params)}")
 
 
@@ -240,7 +240,7 @@ def _concrete_flow(task: SymbolicTask, n: int, params: dict, layers, witness, li
     try:
         concrete = _concrete_task(task, n, params, lists)
     except Exception as exc:
-        return f"not re-checked: {exc}"
+        return not_rechecked(f"{exc}")
     report = find_leaks(concrete, layers, empty_rows="attend-none")
     found = report.isolation_within(layers) if isolation else report.leaks_within(layers)
     at = f"the concrete engine at n = {n}{_ptext(params)}"

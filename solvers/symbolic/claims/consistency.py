@@ -20,7 +20,7 @@ from hasse.theory.consistency import check_consistency
 from hasse.theory.errors import InputError
 from hasse.theory.spec import parse_spec
 from hasse.theory.tasks.families import block_family
-from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement
+from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement, not_rechecked
 
 
 def prove_consistent(mask: SymbolicMask | SymbolicTask, *, queries: Callable | None = None,
@@ -164,12 +164,12 @@ def task_consistency(task: SymbolicTask) -> dict:
 
 def _concrete_consistency(concrete, n: int, params: dict, expect: bool) -> str:
     if concrete is None:
-        return "not re-checked: no concrete form given"
+        return not_rechecked("no concrete form given")
     try:
         train, inference = concrete(n, **params)
         report = check_consistency(train, inference)
     except Exception as exc:
-        return f"not re-checked: {type(exc).__name__}: {exc}"
+        return not_rechecked(f"{type(exc).__name__}: {exc}")
     if report.consistent == expect:
         return "confirmed"
     return disagreement(f"the concrete engine at n = {n}{_ptext(params)} finds the training task "

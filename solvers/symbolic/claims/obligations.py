@@ -23,7 +23,7 @@ from hasse.solvers.symbolic.mask import SymbolicMask
 from hasse.solvers.symbolic.recheck import lists_from_model
 from hasse.solvers.symbolic.terms import free_constants as _constants
 from hasse.theory.errors import InputError
-from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement
+from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement, not_rechecked
 
 
 @dataclass
@@ -110,7 +110,7 @@ def _recheck_failure(mask: SymbolicMask, cx: dict) -> str:
     """Run the user's program at the failing pair (``SymbolicMask.program``): it must raise there."""
     program = getattr(mask, "program", None)
     if program is None:
-        return "not re-checked: no program to run (a failure is a property of the program, not of its formula)"
+        return not_rechecked("no program to run (a failure is a property of the program, not of its formula)")
     n, params, (q, k) = cx["n"], cx["params"], cx["pair"]
     try:
         program.sample(n, params, [q], [k], cx.get("lists") or None)

@@ -29,7 +29,7 @@ class SymbolicVerdict:
         3 for a proof whose re-check could not run its program ("not re-checked": not confirmed)."""
         if self.disagrees:
             return 1
-        if self.verdict == PROVED and (self.recheck or "").startswith(NOT_RECHECKED):
+        if self.verdict == PROVED and getattr(self.recheck, "outcome", None) == NOT_RECHECKED:
             return 3
         return EXIT_CODES[self.verdict]
 

@@ -48,7 +48,7 @@ from hasse.solvers.symbolic.recheck.instances import (  # noqa: F401  (importabl
     CLAIM_N, FULL_UPTO, LARGE_K, MAX_N, SAMPLE, SMALL_N, Plan, constants_of, plan, prefetch_grids,
 )
 from hasse.theory.errors import InputError
-from hasse.theory.verdicts import disagreement
+from hasse.theory.verdicts import disagreement, not_rechecked
 
 
 def _describe(v) -> str:
@@ -69,7 +69,7 @@ def check_program(masks: list, the_plan: Plan) -> str | None:
         try:
             program.prefetch(own)
         except InputError as exc:  # the whole run failed: the file, a timeout
-            return f"not re-checked: the program {program.name} could not be run ({_one_line(exc)})"
+            return not_rechecked(f"the program {program.name} could not be run ({_one_line(exc)})")
         for p in own:
             problem = _compare(mask, program, p)
             if problem:
@@ -92,7 +92,7 @@ def _compare(mask, program, p: Point) -> str | None:
         if problem:
             return problem
     except Unevaluable as exc:
-        return f"not re-checked: the formula of {mask.name} at {p.where()}: {exc}"
+        return not_rechecked(f"the formula of {mask.name} at {p.where()}: {exc}")
     rows = np.arange(size) if p.rows is None else np.asarray(p.rows)
     cols = np.arange(size) if p.cols is None else np.asarray(p.cols)
     if undef is not None:
@@ -138,7 +138,7 @@ def equal_programs(a, b, the_plan: Plan) -> str | None:
         except ProgramFailure as exc:
             return disagreement(f"a program raises at {p.where()} ({exc}) where the claim holds (a bug of the kit)")
         except (InputError, Unevaluable) as exc:
-            return f"not re-checked: at {p.where()}: {_one_line(exc)}"
+            return not_rechecked(f"at {p.where()}: {_one_line(exc)}")
         if ga.shape != gb.shape:
             return disagreement(f"proved equivalent, but the programs have {ga.shape[0]} and {gb.shape[0]} positions "
                    f"at {p.where()}")
