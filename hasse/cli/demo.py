@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from hasse.cli.parsers import add_command
+from hasse.views.output import add_ascii_argument
 from hasse.theory.analysis import MaskAnalysis, mask_to_analysis
 from hasse.theory.catalog import build_mask
 from hasse.theory.verdicts import PROVED, REFUTED
@@ -22,7 +23,7 @@ def register(sub) -> None:
     p = add_command(sub, "demo", HELP, "Analyse the case-study masks of the paper (causal, Block Two-Stream, "
                     "Butterfly), a sparse sliding window and the no-residual negative control, checking each claim "
                     "it prints.")
-    p.add_argument("--ascii", action="store_true", help="ASCII characters only")
+    add_ascii_argument(p)
     p.set_defaults(run=run)
 
 

@@ -234,6 +234,11 @@ def add_json_arguments(p, *, ascii_help: str = "ASCII characters only",
     p.add_argument("--out", metavar="FILE", help="also write that JSON object to FILE (the terminal gets the report)")
     if png_help is not None:
         p.add_argument("--png", metavar="FILE", help=png_help)
+    add_ascii_argument(p, ascii_help)
+
+
+def add_ascii_argument(p, ascii_help: str = "ASCII characters only") -> None:
+    """``--ascii`` alone (a command with no JSON object), in the same words as :func:`add_json_arguments`."""
     p.add_argument("--ascii", action="store_true", help=ascii_help)
 
 
