@@ -51,7 +51,7 @@ from hasse.gpu_check.leak_gradients import (
 )
 from hasse.gpu_check.recurrence import make_recurrence
 from hasse.theory.errors import InputError
-from hasse.theory.leak import Flow, Leak, find_leaks
+from hasse.theory.leak import Flow, Leak
 from hasse.theory.order import mask_to_order
 from hasse.theory.reach import reach
 from hasse.theory.stack import LayerStack, StackLayer, propagate
@@ -212,7 +212,7 @@ def run_check(subject, layers: int | None = None, backend: str = "manual", devic
     :func:`default_layers`, its empty rows read as the backend reads them), a
     :class:`~theory.task.Task` (its inputs embedded, its mask at every block) or a
     :class:`~theory.stack.LayerStack` (``L`` defaults to its depth). ``stack`` runs a
-    task's inputs through that stack instead of its own mask (same size): its leaks
+    task's inputs through that stack instead of its own mask (same size). A task's leaks
     are those :func:`theory.stack_leak.find_stack_leaks` finds within ``L`` layers.
     ``label`` names the subject in the result (default: the task's name, the stack's spec).
     """
@@ -233,8 +233,7 @@ def run_check(subject, layers: int | None = None, backend: str = "manual", devic
     if task is None:
         return GpuCheck(label or ("" if stack is None else stack.spec), "mask" if stack is None else "stack", report,
                         None, None, None, None, probe, stack)
-    theory = (find_leaks(task, report.layers, empty_rows=policy or "attend-none") if stack is None
-              else find_stack_leaks(task, stack, report.layers, empty_rows="attend-none"))
+    theory = find_stack_leaks(task, stack, report.layers, empty_rows=policy or "attend-none")
     return GpuCheck(label or task.name, "task", report, leak_gradients(task, report),
                     isolation_gradients(task, report), theory.leaks_within(), theory.isolation_within(), probe, stack)
 

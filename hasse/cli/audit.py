@@ -1,19 +1,18 @@
 """``hasse audit MODEL``: a transformers model's measured information flow against the intended mask.
 
 Parses the command, runs :func:`hasse.gpu_check.audit.report.audit` and prints its report
-or JSON. Needs the ``hf`` extra (transformers and torch); without it the command
+or JSON (:mod:`hasse.views.audit_report`). Needs the ``hf`` extra (transformers and torch); without it the command
 says so in one line and exits 2. transformers is imported only under gpu_check/.
 """
 
 from __future__ import annotations
 
-import math
 import time
 
-from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header
 from hasse.cli.parsers import add_command, integer
-from hasse.views.tables import capped_rows
 from hasse.theory.errors import InputError
+from hasse.views.audit_report import audit_json, audit_report, draw_audit
+from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header
 
 DESCRIPTION = """\
 Build a small transformers model with seeded random weights (hidden size 64, 4 heads,
@@ -77,7 +76,6 @@ is not installed (pip install 'hasse-attention[hf]').
 """
 
 MAX_POSITIONS, MAX_LAYERS, MAX_SEEDS = 4096, 32, 16
-TABLE_ROWS = 12
 
 
 def register(sub) -> None:
@@ -153,35 +151,27 @@ def run(args) -> int:
     from hasse.gpu_check.torch_extra import has_torch
 
     _check_args(args)
-    if not has_torch():
-        from hasse.gpu_check.audit.models import needs_transformers
+    from hasse.gpu_check.audit.models import BACKENDS, ModelSpec, has_transformers, needs_transformers, parse_override
 
-        raise InputError(needs_transformers())
-    from hasse.gpu_check.audit.models import BACKENDS, ModelSpec, has_transformers, needs_transformers
-
-    if not has_transformers():
+    if not has_torch() or not has_transformers():
         raise InputError(needs_transformers())
     backends = _backends(args)
     for name in backends or ():
         if name not in BACKENDS:
             raise InputError(f"unknown backend {name!r} (one of {', '.join(BACKENDS)})")
+    from hasse.cli.masks_in import reading_of
     from hasse.gpu_check.audit.report import Setup, audit, compare_backends, drop_mask_hook
     from hasse.gpu_check.audit.scenarios import make_scenario, parse_lengths
     from hasse.gpu_check.config import torch_threads
+    from hasse.theory.inputs.read import read
 
-    mask = None
-    if args.mask is not None:
-        from hasse.cli.masks_in import load
-
-        mask = load(args.mask, n=args.n).matrix
+    mask = None if args.mask is None else read(args.mask, reading_of(args), accept=("mask",)).first_row().matrix
     lengths = parse_lengths(args.documents) if args.documents else None
     n = args.n if args.n is not None or lengths or mask is not None else 12
     scenario = make_scenario(args.scenario, n, lengths=lengths, pad=args.pad, mask=mask)
     if scenario.n > MAX_POSITIONS:
         raise InputError(f"at most {MAX_POSITIONS} positions, got {scenario.n}")
     model = args.config or args.model or "llama"
-    from hasse.gpu_check.audit.models import parse_override
-
     spec = ModelSpec(model, args.layers, args.window, args.chunk, max_positions=2 * scenario.n,
                      overrides=tuple(parse_override(item) for item in args.set))
     hook = drop_mask_hook(args.drop_mask_layer) if args.drop_mask_layer is not None else None
@@ -197,7 +187,9 @@ def run(args) -> int:
         draw_audit(result, args.png)
     data = {**json_header("audit", model, None), **audit_json(result, differences), "passed": passed}
     if args.certificate:
-        write_certificate(args.certificate, data, seconds, getattr(args, "argv", []))
+        from hasse.proofs.certificates.format import audit_certificate, write_certificate
+
+        write_certificate(args.certificate, audit_certificate(data, seconds, getattr(args, "argv", [])))
     if not ((args.json or args.out) and emit_json(args, data)):
         print(audit_report(result, differences, passed))
         if args.out:
@@ -207,155 +199,3 @@ def run(args) -> int:
         if args.certificate:
             print(f"certificate written to {args.certificate}")
     return 0 if passed else 1
-
-
-def write_certificate(path: str, data: dict, seconds: float, argv) -> None:
-    """The audit certificate: the report's JSON and how it was made (the versions are in ``data["versions"]``)."""
-    import json
-    import platform
-    from datetime import datetime, timezone
-
-    from hasse.views.output import to_jsonable
-    from hasse.theory.atomic_file import write_text
-
-    made = {"kind": "audit", "argv": [str(a) for a in argv], "python": platform.python_version(),
-            "platform": platform.platform(), "seconds": round(seconds, 3),
-            "created": datetime.now(timezone.utc).isoformat(timespec="seconds")}
-    write_text(path, json.dumps({**to_jsonable(data), "certificate": made}, indent=1) + "\n")
-
-
-def _number(x: float):
-    return None if math.isnan(x) else round(float(x), 4)
-
-
-def _pairs(pairs) -> list:
-    return [list(map(int, p)) for p in pairs]
-
-
-def audit_json(result, differences) -> dict:
-    """The JSON object of ``hasse audit`` (less the header and ``passed``)."""
-    s = result.scenario
-    return {
-        "model": result.model,
-        "config_class": result.config_class,
-        "layers": result.layers,
-        "pattern": [{"kind": kind, "size": size} for kind, size in result.pattern],
-        "encoder": result.encoder,
-        "scenario": {
-            "name": s.name, "positions": s.n, "documents": s.docs.tolist(),
-            "position_ids": None if s.position_ids is None else s.position_ids.tolist(),
-            "attention_mask": None if s.attention_mask is None else s.attention_mask.tolist(),
-            "mask4d": None if s.mask4d is None else s.mask4d.astype(int).tolist(),
-            "perm_mask": s.perm_mask is not None,
-            "excluded_rows": [int(q) for q in range(s.n) if not s.real[q]],
-        },
-        "seeds": result.seeds,
-        "use_cache": result.use_cache,
-        "versions": result.versions,
-        "device": "cpu",
-        "backends": [{
-            "backend": b.backend, "dtype": b.dtype, "method": b.method, "clean": b.clean,
-            "predicted_pairs": int(b.predicted[-1][s.real].sum()),
-            "measured_pairs": int(b.measured[-1][s.real].sum()),
-            "noise_rule": "exact" if b.thresholds is None else "measured", "detection_limit": b.detection_limit,
-            "unexpected": _pairs(b.unexpected), "missing": _pairs(b.missing), "cancelled": b.cancelled,
-            "groups": [g.to_json() for g in b.groups], "seconds": _number(b.seconds),
-        } for b in result.backends],
-        "skipped": [{"backend": name, "reason": why} for name, why in result.skipped],
-        "differences": None if differences is None else [{
-            "first": d.first, "second": d.second, "only_first": _pairs(d.only_first),
-            "only_second": _pairs(d.only_second)} for d in differences],
-    }
-
-
-WHAT = {"contamination": "contamination", "future": "future-token leak", "pad_key": "pad key attended",
-        "window": "outside the intended window/chunk", "nan": "NaN gradient", "missing": "missing"}
-
-
-def _doc(d: int) -> str:
-    return "pad" if d < 0 else f"doc {d}"
-
-
-def _scenario_line(s) -> str:
-    said = {"plain": "one sequence, no mask",
-            "packed": "position_ids restart per document, no attention_mask",
-            "packed_mask": "position_ids restart per document, 2-D attention_mask of ones",
-            "left_pad": "left padding, 2-D attention_mask", "right_pad": "right padding, 2-D attention_mask",
-            "mask4d": "a custom 4-D boolean attention_mask", "perm": "XLNet perm_mask of the causal order"}[s.name]
-    docs = [int((s.docs == d).sum()) for d in range(int(s.docs.max()) + 1)] if s.real.any() else []
-    extra = f", documents {'+'.join(map(str, docs))}" if len(docs) > 1 else ""
-    return f"scenario {s.name} ({s.n} positions{extra}; {said})"
-
-
-def audit_report(result, differences, passed: bool) -> str:
-    """The human report of ``hasse audit``."""
-    from hasse.gpu_check.audit.report import describe_pattern
-
-    s = result.scenario
-    excluded = [q for q in range(s.n) if not s.real[q]]
-    cache = {None: "use_cache as the model's default", False: "use_cache=False"}[result.use_cache]
-    lines = [
-        f"audit {result.model} ({result.config_class}, {result.layers} layer(s): {describe_pattern(result)})",
-        _scenario_line(s),
-        f"transformers {result.versions['transformers']}, torch {result.versions['torch']}; CPU; "
-        f"{result.seeds} seed(s); {cache}",
-        "intended: " + ("the given 4-D mask" if s.mask4d is not None else "the perm_mask order" if s.perm_mask
-                        is not None else "documents isolated, " + ("bidirectional" if result.encoder else "causal")
-                        + ", the configuration's layer pattern, padding keys never attended"),
-    ]
-    if excluded:
-        lines.append(f"padding query rows {excluded[0]}..{excluded[-1]} are excluded from the comparison")
-    for b in result.backends:
-        noise = "" if b.thresholds is None else f" (above the noise: {b.detection_limit:.3g})"
-        head = (f"  {b.backend:<15} {b.dtype}, {b.method:<12} predicted {int(b.predicted[-1][s.real].sum())} pairs, "
-                f"measured {int(b.measured[-1][s.real].sum())}{noise}: ")
-        if b.clean:
-            lines.append(head + "as intended" + (f" ({b.cancelled} zero in some seeds only)" if b.cancelled else ""))
-            continue
-        lines.append(head + f"{len(b.unexpected)} UNEXPECTED, {len(b.missing)} missing")
-        for g in b.groups:
-            when = "first measured" if g.kind != "missing" else "predicted from"
-            shown = ", ".join(f"{k}->{q}" for q, k in g.pairs[:6]) + (" …" if len(g.pairs) > 6 else "")
-            lines.append(f"    {WHAT[g.kind]}: {_doc(g.source_doc)} -> {_doc(g.dest_doc)}, {when} layer {g.layer}: "
-                         f"{len(g.pairs)} pair(s) (k->q: {shown})")
-    for name, why in result.skipped:
-        lines.append(f"  {name:<15} not run here: {why[:160]}")
-    if differences is not None:
-        for d in differences:
-            if d.same:
-                lines.append(f"compare {d.first} vs {d.second}: the same dependencies")
-                continue
-            lines.append(f"compare {d.first} vs {d.second}: DIFFER on {len(d.only_first) + len(d.only_second)} pair(s)")
-            for title, pairs in ((f"only in {d.first}", d.only_first), (f"only in {d.second}", d.only_second)):
-                if pairs:
-                    lines.append(f"  {title}:")
-                    lines += capped_rows(pairs, lambda p, d=d: f"    {p[1]} -> {p[0]} (layer {d.layers[p]})",
-                                         TABLE_ROWS, indent="    ")
-    lines.append("verdict: " + ("PASS" if passed else "FAIL: unexpected dependencies" if result.unexpected
-                                else "FAIL: the backends differ"))
-    return "\n".join(lines)
-
-
-def draw_audit(result, path: str) -> None:
-    """Predicted R(L) beside the measured dependencies of each backend (missing pairs light)."""
-    from hasse.views.draw_mask import heatmap
-    from hasse.views.figure import new_figure, picture_format, require_matplotlib, save_png
-
-    picture_format(path)
-    require_matplotlib()
-    s = result.scenario
-    names = [("p" if not s.real[i] else "") + str(i) for i in range(s.n)]
-    predicted = result.backends[0].predicted[-1].copy()
-    predicted[~s.real] = False  # padding rows (names p0, p1, …) are not compared
-    panels = [(f"predicted R({result.layers})", predicted, None)]
-    for b in result.backends:
-        measured = b.measured[-1].copy()
-        measured[~s.real] = False
-        panels.append((f"measured, {b.backend}: {len(b.unexpected)} unexpected, {len(b.missing)} missing",
-                       measured, predicted))
-    side, width, height = 3.2, 3.2 * len(panels) + 0.6, 3.2 + 0.5
-    fig = new_figure(width, height)
-    for i, (title, mask, reach) in enumerate(panels):
-        ax = fig.add_axes(((0.3 + i * side + 0.45) / width, 0.5 / height, (side - 0.7) / width, (side - 0.7) / height))
-        heatmap(ax, mask, names, reach=reach, title=title, fontsize=6.0)
-    save_png(fig, path)

@@ -188,7 +188,7 @@ def run(args) -> int:
         return _check(args, device)
 
 
-class Subject(NamedTuple):
+class Checked(NamedTuple):
     """What gpu-check runs and how it names it."""
     checked: object  # a mask (n, n), a Task, or None (a stack alone)
     stack: object  # the LayerStack of --stack or of a preset given as MASK (None: one mask at every block)
@@ -211,7 +211,7 @@ def _check(args, device: str) -> int:
                  lambda: gpu_check_report(result, s.label, s.names), result.passed)
 
 
-def _read(args) -> Subject:
+def _read(args) -> Checked:
     """MASK|TASK and --stack (or a preset given as MASK: the whole stack), each read once."""
     from hasse.cli.masks_in import reading_of
     from hasse.theory.inputs.read import kind_of, read
@@ -236,20 +236,20 @@ def _read(args) -> Subject:
             raise InputError(f"the stack has {stack.n} positions, the task {task.size}", args.subject)
     if task is not None:
         head = json_header("gpu-check", args.subject, spec_of(args.subject, "task"))
-        return Subject(task, stack, None, task.name or args.subject, task.names, head)
+        return Checked(task, stack, None, task.name or args.subject, task.names, head)
     if stack is not None:  # as analyze: the stack as given, its canonical spec
         head = json_header("gpu-check", args.stack if args.stack is not None else args.subject, stack.spec)
-        return Subject(None, stack, None, stack.spec, [str(i) for i in range(stack.n)], head)
+        return Checked(None, stack, None, stack.spec, [str(i) for i in range(stack.n)], head)
     named = given.mask
     if named.key_only:  # real layers run Q = K; a cache row would be an empty query row (NaN or zeros)
         raise InputError(f"gpu-check runs square masks only; this one has {named.queries} query row(s) and {named.n} "
                          f"key columns (key-only {named.key_only_kind} positions); check it with hasse analyze / "
                          "flow, or give the full square mask", args.subject)
     head = json_header("gpu-check", args.subject, spec_of(args.subject, "mask"))
-    return Subject(named.matrix, None, given.grid, named.spec or args.subject, named.names, head)
+    return Checked(named.matrix, None, given.grid, named.spec or args.subject, named.names, head)
 
 
-def _guard_size(args, s: Subject, device: str) -> None:
+def _guard_size(args, s: Checked, device: str) -> None:
     """The size guard at the depth that will run; a warning when a mask's default depth is cut at its cap."""
     from hasse.gpu_check.check import MAX_DEFAULT_LAYERS, default_layers
 
@@ -272,7 +272,7 @@ def _guard_size(args, s: Subject, device: str) -> None:
             warn(f"convergence depth L* = {depth}: checking L = {default_layers(mask)} layers (give --layers)")
 
 
-def _run_batch_rows(args, device: str, s: Subject) -> int:
+def _run_batch_rows(args, device: str, s: Checked) -> int:
     """Every batch row of a MASK checked; the report is the first failing row's (else row 0's), with every
     row's verdict."""
     from hasse.gpu_check.check import run_batch_rows

@@ -40,7 +40,10 @@ def run_train_demo(args, device: str) -> int:
 
     from hasse.gpu_check.train_demo import BAD_TWIN, DemoConfig, bad_twin, clean_twin, train_demo
     from hasse.theory.catalog import parse_spec
-    from hasse.theory.inputs.tasks import load_task
+    from hasse.theory.inputs.read import read
+
+    def load_task(source):
+        return read(source, accept=("task",)).task
 
     clean = load_task(args.subject)
     spec = clean.name or args.subject
