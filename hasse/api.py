@@ -257,9 +257,11 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
 
         loaded = load_task(task, trust_code=trust_code)
         return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
-    from hasse.cli.leak import load_leak_subject, with_empty_rows  # the loader of ``hasse leak TASK|MASK``
+    from hasse.cli.layers_in import load_leak_subject  # the loader of ``hasse leak TASK|MASK``
+    from hasse.theory.inputs.read import Reading
+    from hasse.theory.stack_leak import with_empty_rows
 
-    tasks, _, found = load_leak_subject(task, trust_code=trust_code, empty_rows=empty_rows)
+    tasks, _, found = load_leak_subject(task, Reading(trust_code=trust_code), empty_rows=empty_rows)
     reports = [with_empty_rows(_find_leaks(t, layers, empty_rows=empty_rows), rows) for t, rows in zip(tasks, found)]
     return next((r for r in reports if not r.leak_free), reports[0])
 

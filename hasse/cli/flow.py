@@ -95,8 +95,8 @@ def run_flow(args) -> int:
     depth = stack.depth if stack is not None and args.layers is None else args.layers
     rows = []  # (layer, empty rows, every flow, those within the depth)
     for layer, found in zip(layers.rows, layers.found):
-        flows = find_stack_flows(layer if stack is None else layers.read, sources, sinks, empty_rows="attend-none",
-                                 flow=layers.flow)  # the policy is applied per head (per layer for a stack)
+        flows = find_stack_flows(layer if stack is None else layers.read_layers, sources, sinks,
+                                 empty_rows="attend-none", flow=layers.flow)  # empty rows read per head or layer
         rows.append((layer, found, flows, [f for f in flows if depth is None or f.depth <= depth]))
     if args.png:
         from hasse.views.draw_mask import draw_flow

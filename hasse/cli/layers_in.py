@@ -10,9 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hasse.cli.masks_in import apply_policy, flagged, load_heads, load_stack
+from hasse.cli.masks_in import reading_of
 from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows
 from hasse.theory.errors import InputError
+from hasse.theory.inputs.read import Reading, kind_of, read
 from hasse.theory.mask import NamedMask
 from hasse.theory.task import Task
 
@@ -67,14 +68,14 @@ class Layers:
     """One task (leak) or mask (flow) per batch row, and the layers each runs through.
 
     ``stack`` None: the row's own mask at every layer (depths are hop counts, the
-    verdict for the limit unless --layers). Otherwise ``stack`` as given, ``read`` its
-    layers with their empty rows read, ``flow`` the propagation of ``read``.
+    verdict for the limit unless --layers). Otherwise ``stack`` as given, ``read_layers`` its
+    layers with their empty rows read, ``flow`` the propagation of ``read_layers``.
     """
 
     rows: tuple  # Task (leak) or the layer's (n, n) mask (flow), one per batch row
     found: tuple  # per row: its EmptyRows (read per head or per layer), or None
     stack: object = None
-    read: object = None
+    read_layers: object = None
     flow: object = None
     bare: bool = False  # a MASK (or nothing, with --stack) read as next-token prediction
     names: tuple = ()
@@ -90,33 +91,25 @@ def _stack_of(text: str, args, n: int | None, task_given: bool):
     from hasse.theory.stack_leak import apply_stack_policy
 
     try:
-        stack = load_stack(text, n, args.repeat, heads=getattr(args, "heads", None),
-                           trust_code=bool(getattr(args, "trust_code", False)),
-                           convention=getattr(args, "convention", None) or "auto")
+        stack = read(text, reading_of(args, n=n), accept=("preset", "stack")).stack
     except InputError as exc:
         if n is None or not task_given or "positions" not in str(exc):
             raise
         raise InputError(f"{exc} (--stack is built at the task's {n} positions)") from None
     if n is not None and stack.n != n:
         raise InputError(f"--stack {text!r} has {stack.n} positions, not the {n} asked for")
-    try:
-        read, rows = apply_stack_policy(stack, args.empty_rows)
-    except InputError as exc:
-        raise flagged(exc) from None
-    return stack, read, rows, propagate(read)
+    layers, rows = apply_stack_policy(stack, args.empty_rows)
+    return stack, layers, rows, propagate(layers)
 
 
 def leak_layers(args, choice: StackChoice) -> Layers:
     """The tasks of ``hasse leak [TASK|MASK] [--stack SPEC]`` and the layers they run through."""
-    from hasse.theory.inputs.read import kind_of
     from hasse.theory.inputs.tasks import next_token_task
 
     if choice.stack is None:
         if choice.subject is None:
             raise InputError("give a TASK or MASK (or --stack SPEC)")
-        tasks, bare, found = load_leak_subject(choice.subject, args.n, args.trust_code, queries=args.queries,
-                                               kv_len=args.kv_len, convention=args.convention, heads=args.heads,
-                                               batch=args.batch, empty_rows=args.empty_rows)
+        tasks, bare, found = load_leak_subject(choice.subject, reading_of(args, repeat=1), empty_rows=args.empty_rows)
         return Layers(tuple(tasks), tuple(found), bare=bare)
     refuse_for_stack(args, NOT_WITH_STACK)
     task = None
@@ -124,76 +117,75 @@ def leak_layers(args, choice: StackChoice) -> Layers:
         if kind_of(choice.subject) != "task":
             raise InputError("with --stack the layers are the masks: give a TASK (its inputs and labels) or no "
                              "argument (next-token prediction through the stack), not a MASK", choice.subject)
-        (task,), _, _ = load_leak_subject(choice.subject, args.n, args.trust_code)
-    stack, read, _, flow = _stack_of(choice.stack, args, task.size if task is not None else args.n, task is not None)
+        (task,), _, _ = load_leak_subject(choice.subject, Reading(n=args.n, trust_code=args.trust_code))
+    stack, layers, _, flow = _stack_of(choice.stack, args, task.size if task is not None else args.n,
+                                       task is not None)
     if task is None:
         task = next_token_task(NamedMask(stack.union(), tuple(str(i) for i in range(stack.n)), stack.spec))
-    return Layers((task,), (None,), stack, read, flow, bare=choice.subject is None)
+    return Layers((task,), (None,), stack, layers, flow, bare=choice.subject is None)
 
 
 def flow_layers(args, choice: StackChoice) -> Layers:
     """The masks of ``hasse flow [MASK] [--stack SPEC]`` (one per batch row, empty rows read) or the stack."""
-    from hasse.cli.masks_in import query_options
-
     if choice.stack is None:
         if choice.subject is None:
             raise InputError("give a MASK (or --stack SPEC)")
-        named, grid = load_heads(choice.subject, n=args.n, heads=args.heads, batch=args.batch, **query_options(args))
-        rows = [apply_policy(grid, b, args.empty_rows, named.spec) for b in range(grid.batch_rows)]
+        subject = read(choice.subject, reading_of(args, repeat=1), accept=("mask",))
+        named, grid = subject.mask, subject.grid
+        rows = [grid.layer(b, args.empty_rows, named.spec) for b in range(grid.batch_rows)]
         return Layers(tuple(layer for layer, _ in rows), tuple(found for _, found in rows), names=named.names,
                       heads=grid.heads, batch=grid.batch, named=named)
     if choice.subject is not None:
         raise InputError("with --stack the layers are the masks: leave MASK out (or give a model preset as MASK)",
                          choice.subject)
     refuse_for_stack(args, NOT_WITH_STACK)
-    stack, read, rows, flow = _stack_of(choice.stack, args, args.n, False)
+    stack, layers, rows, flow = _stack_of(choice.stack, args, args.n, False)
     names = tuple(str(i) for i in range(stack.n))
     # the task file's mask is the union of the (read) layers: its limit is the repeated stack's limit, so
     # `hasse leak FILE` finds the same flows in the limit and `hasse leak FILE --stack SPEC` the same depths
-    union = NamedMask(read.union(), names, f"union of {stack.spec}")
-    return Layers((read.union(),), (EmptyRows(rows, args.empty_rows),), stack, read, flow, names=names, named=union)
+    union = NamedMask(layers.union(), names, f"union of {stack.spec}")
+    return Layers((layers.union(),), (EmptyRows(rows, args.empty_rows),), stack, layers, flow, names=names,
+                  named=union)
 
 
-def load_leak_subject(source, n: int | None = None, trust_code: bool = False, *, queries: str | None = None,
-                      kv_len: int | None = None, convention: str = "auto", heads: int | None = None,
-                      batch: int | None = None, empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool, list]:
+def load_leak_subject(source, reading: Reading = Reading(), *,
+                      empty_rows: str = LEAK_DEFAULT) -> tuple[list[Task], bool, list]:
     """``(tasks, bare, found)``: the TASK argument, or a MASK read as next-token prediction (``bare`` True).
 
+    ``source`` is read once (:func:`theory.inputs.read.read`, as a task or else a mask).
     A MASK gives one task per batch row (each row's layer is the union over its heads,
     each head's empty rows read by ``empty_rows`` first: :meth:`theory.heads.HeadMasks.layer`);
     ``found[b]`` is batch row ``b``'s :class:`~theory.empty_rows.EmptyRows` (every query
     empty in some head: the layer the task holds may have none left), None where the
     task's own mask shows them (a task, one mask).
 
-    A task (spec or ``.json`` with ``inputs``) is read with ``trust_code`` and its
-    number of positions compared with ``n``; a task with nothing to check (no
-    supervised position and no isolate group) is refused. Anything else is a MASK
-    read as every command reads one (``--n`` for a mask_mod; an array, a tensor, a
-    ``BlockMask`` or a NamedMask from the API) and checked as
+    A task (spec, ``.json`` with ``inputs``, a :class:`~theory.task.Task`) has its number
+    of positions compared with ``reading.n``; a task with nothing to check (no supervised
+    position and no isolate group) is refused. A MASK (``--n`` for a mask_mod; an array, a
+    tensor, a ``BlockMask`` or a NamedMask from the API) is checked as
     :func:`theory.inputs.tasks.next_token_task`.
     """
-    from hasse.theory.inputs.read import kind_of
-    from hasse.theory.inputs.tasks import load_task, next_token_task
+    from hasse.theory.inputs.tasks import next_token_task
 
-    if isinstance(source, Task) or isinstance(source, str) and kind_of(source) == "task":
-        task = source if isinstance(source, Task) else load_task(source, trust_code=trust_code)
+    subject = read(source, reading, accept=("task", "mask"))
+    if subject.kind == "task":
+        task, n = subject.task, reading.n
         label = source if isinstance(source, str) else task.name or None
         if n is not None and n != task.size:
             raise InputError(f"--n {n} was given but the task has {task.size} positions", label)
-        if heads is not None or batch is not None:
+        if reading.heads is not None or reading.batch is not None:
             raise InputError("--heads and --batch apply to a MASK (a task file has one mask)", label)
         if not task.supervised and not task.isolate:  # design §10: refused, not a vacuous LEAK-FREE
             raise InputError("nothing to check: no position is supervised (every label is null) and there is no "
                              "isolate group", label)
         return [task], False, [None]
-    named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
-                             convention=convention)
+    named, grid = subject.mask, subject.grid
     if grid.masks.shape[:2] == (1, 1):
         return [next_token_task(named)], True, [None]
     tasks, found = [], []
     label = source if isinstance(source, str) else named.spec
     for b in range(grid.batch_rows):
-        layer, rows = apply_policy(grid, b, empty_rows, label)
+        layer, rows = grid.layer(b, empty_rows, label)
         spec = named.spec if grid.batch_rows == 1 else f"{named.spec} [batch row {b} of {grid.batch_rows}]"
         row = NamedMask(layer, named.names, spec, named.key_only, named.key_only_kind)
         tasks.append(next_token_task(row))

@@ -117,7 +117,8 @@ def run_leak(args) -> int:
         return 0 if all(r.leak_free for r in reports) else 1
     if rows:  # each batch row on its own; the first leaking one in full
         print(f"{len(rows)} batch rows: " + ", ".join(
-            f"{r['batch']}: {'leak-free' if r['leak_free'] else 'LEAK'}" for r in rows) + f"; batch row {worst} in full:")
+            f"{r['batch']}: {'leak-free' if r['leak_free'] else 'LEAK'}" for r in rows)
+            + f"; batch row {worst} in full:")
         for b, r in enumerate(reports):  # every row's empty rows and their policy, not only the one in full
             if r.empty_rows and b != worst:
                 print(f"batch row {b}: {r.empty_row_report.describe(names=layers.rows[b].names)}")
