@@ -6,7 +6,7 @@ import sys
 
 from dataclasses import replace
 
-from hasse.cli.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments
+from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments
 from hasse.views.render_text import key_only_line
 from hasse.views.output import ascii_aware, emit_json, json_header, spec_of, warn
 from hasse.cli.parsers import add_command, integer
@@ -89,7 +89,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from hasse.cli.masks_in import reading_of
+    from hasse.cli.arguments import reading_of
     from hasse.theory.inputs.read import kind_of, read
 
     if args.n is not None and args.n <= 0:
@@ -150,7 +150,7 @@ def run(args) -> int:
 
 def run_stack(args) -> int:
     """``hasse analyze --stack SPEC`` (or a preset as MASK): the stack's flow, receptive field and limit order."""
-    from hasse.cli.masks_in import reading_of
+    from hasse.cli.arguments import reading_of
     from hasse.theory.inputs.read import read
     from hasse.views.stack_report import stack_json
     from hasse.theory.stack import propagate

@@ -159,7 +159,7 @@ def run(args) -> int:
     for name in backends or ():
         if name not in BACKENDS:
             raise InputError(f"unknown backend {name!r} (one of {', '.join(BACKENDS)})")
-    from hasse.cli.masks_in import reading_of
+    from hasse.cli.arguments import reading_of
     from hasse.gpu_check.audit.report import Setup, audit, compare_backends, drop_mask_hook
     from hasse.gpu_check.audit.scenarios import make_scenario, parse_lengths
     from hasse.gpu_check.config import torch_threads

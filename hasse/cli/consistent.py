@@ -8,7 +8,7 @@ training node).
 
 from __future__ import annotations
 
-from hasse.cli.masks_in import add_code_timeout_argument, add_trust_code_argument, reading_of
+from hasse.cli.arguments import add_code_timeout_argument, add_trust_code_argument, reading_of
 from hasse.cli.parsers import add_command
 from hasse.theory.inputs.read import read
 from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of

@@ -14,12 +14,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from hasse.cli.masks_in import add_empty_rows_argument, add_stack_arguments, flagged, load_stack
+from hasse.cli.arguments import add_empty_rows_argument, add_stack_arguments, reading_of
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
 from hasse.theory.designs import design_size
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
+from hasse.theory.inputs.read import read
 from hasse.views.counterexample_report import methods_json, methods_lines, skipped_lines, task_lines
 from hasse.views.leak_report import leak_report
 from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of, warn
@@ -109,10 +110,7 @@ def run(args) -> int:
     if args.stack is not None or args.repeat is not None:
         _check_stack_args(args)
     _check_args(args, timeout=not direct)
-    try:
-        return _run_direct(args) if direct else _run_methods(args)
-    except InputError as exc:
-        raise flagged(exc) from None
+    return _run_direct(args) if direct else _run_methods(args)
 
 
 DEFAULT_N = 8
@@ -175,7 +173,7 @@ def _stack_at(args):
 
     def at(size: int):
         if size not in built:
-            stack = load_stack(args.stack, size, args.repeat)
+            stack = read(args.stack, reading_of(args, n=size), accept=("preset", "stack")).stack
             if stack.n != size:
                 raise InputError(f"--stack {args.stack!r} has {stack.n} positions but the design's task has {size}: "
                                  "leave n out of the stack's layers (they are built at each task's size)")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from hasse.cli.layers_in import check_layers, flow_layers, stack_choice
-from hasse.cli.masks_in import add_empty_rows_argument, add_range_arguments, add_stack_arguments
+from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError

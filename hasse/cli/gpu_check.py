@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from hasse.cli.masks_in import (add_code_timeout_argument, add_convention_argument, add_heads_batch_arguments,
+from hasse.cli.arguments import (add_code_timeout_argument, add_convention_argument, add_heads_batch_arguments,
                                 add_stack_arguments)
 from hasse.cli.parsers import add_command, integer
 from hasse.cli.train_demo import add_train_demo_arguments, check_train_demo_args, run_train_demo
@@ -213,7 +213,7 @@ def _check(args, device: str) -> int:
 
 def _read(args) -> Checked:
     """MASK|TASK and --stack (or a preset given as MASK: the whole stack), each read once."""
-    from hasse.cli.masks_in import reading_of
+    from hasse.cli.arguments import reading_of
     from hasse.theory.inputs.read import kind_of, read
 
     if args.stack is None and args.subject is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hasse.cli.masks_in import reading_of
+from hasse.cli.arguments import reading_of
 from hasse.theory.empty_rows import LEAK_DEFAULT, EmptyRows
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.read import Reading, kind_of, read

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from hasse.cli.masks_in import add_code_timeout_argument, add_trust_code_argument, reading_of
+from hasse.cli.arguments import add_code_timeout_argument, add_trust_code_argument, reading_of
 from hasse.cli.parsers import add_command
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.read import read

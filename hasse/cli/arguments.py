@@ -1,5 +1,7 @@
 """The arguments every command that reads a MASK, TASK or stack shares, and their :class:`Reading`.
 
+A module the commands share (not a command).
+
 ``--heads H`` and ``--batch B`` (the ranges over which a ``file.py:mask_mod`` that
 reads ``h`` or ``b`` is evaluated, :mod:`theory.heads`), ``--queries``/``--kv-len``,
 ``--convention``, ``--trust-code``, ``--timeout``, ``--empty-rows`` (how queries
@@ -9,14 +11,11 @@ attending no key are read, :mod:`theory.empty_rows`), ``--stack``/``--repeat``;
 
 from __future__ import annotations
 
-from hasse.cli.parsers import flagged, integer
+from hasse.cli.parsers import integer
 from hasse.theory.empty_rows import POLICIES
-from hasse.theory.errors import InputError
 from hasse.theory.inputs.arrays import CONVENTIONS
-from hasse.theory.inputs.read import Reading, read
-from hasse.theory.mask import QUERY_LAYOUTS, NamedMask
-from hasse.theory.user_code import ARGUMENT
-
+from hasse.theory.inputs.reading import Reading
+from hasse.theory.mask import QUERY_LAYOUTS
 
 
 def add_heads_batch_arguments(p, fails: str | None = None) -> None:
@@ -79,13 +78,6 @@ def add_query_arguments(p) -> None:
                         "(FlexAttention's Q_LEN x KV_LEN; q_idx still runs 0..Q-1)")
 
 
-def query_options(args) -> dict:
-    """``queries``, ``kv_len``, ``convention`` and ``trust_code`` from parsed arguments (absent options: defaults)."""
-    return {"queries": getattr(args, "queries", None), "kv_len": getattr(args, "kv_len", None),
-            "convention": getattr(args, "convention", None) or "auto",
-            "trust_code": bool(getattr(args, "trust_code", False))}
-
-
 def add_empty_rows_argument(p, default: str) -> None:
     """``--empty-rows attend-all|attend-none|error`` with the command's default."""
     p.add_argument("--empty-rows", choices=POLICIES, default=default,
@@ -106,37 +98,6 @@ def reading_of(args, **given) -> Reading:
     return Reading(**{**fields, **given})
 
 
-def load(source: str, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
-         trust_code: bool = False, convention: str = "auto", code=ARGUMENT) -> NamedMask:
-    """``read(source, accept=("mask",)).first_row()``, errors in the command line's words."""
-    reading = Reading(n=n, queries=queries, kv_len=kv_len, trust_code=trust_code, convention=convention, code=code)
-    try:
-        return read(source, reading, accept=("mask",)).first_row()
-    except InputError as exc:
-        raise flagged(exc) from None
-
-
-def load_heads(source: str, n: int | None = None, heads: int | None = None, batch: int | None = None, *,
-               queries: str | None = None, kv_len: int | None = None, trust_code: bool = False,
-               convention: str = "auto", code=ARGUMENT):
-    """``(NamedMask, HeadMasks)`` of ``read(source, accept=("mask",))``, errors in the command line's words."""
-    reading = Reading(n=n, heads=heads, batch=batch, queries=queries, kv_len=kv_len, trust_code=trust_code,
-                      convention=convention, code=code)
-    try:
-        subject = read(source, reading, accept=("mask",))
-    except InputError as exc:
-        raise flagged(exc) from None
-    return subject.mask, subject.grid
-
-
-def apply_policy(grid, b: int, policy: str, source: str | None = None) -> tuple:
-    """``(layer mask, EmptyRows)`` of batch row ``b`` under ``policy``, errors in the command line's words."""
-    try:
-        return grid.layer(b, policy, source)
-    except InputError as exc:
-        raise flagged(exc) from None
-
-
 STACK_HELP = ("a mask per layer, first layer first: 'sliding_window:w=4 x5, causal x1' (`xK` repeats a layer; "
               "layers are specs, files or file.py:mask_mod), or a preset such as gemma3:n=64,scale=64")
 
@@ -145,14 +106,3 @@ def add_stack_arguments(p) -> None:
     """``--stack SPEC`` and ``--repeat R`` (design.md §7, "Stacks")."""
     p.add_argument("--stack", metavar="SPEC", help=STACK_HELP)
     p.add_argument("--repeat", type=integer("--repeat", 1), metavar="R", help="repeat the whole --stack R times (default 1)")
-
-
-def load_stack(text: str, n: int | None = None, repeat: int | None = None, *, heads: int | None = None,
-               trust_code: bool = False, convention: str = "auto", code=ARGUMENT):
-    """The :class:`~theory.stack.LayerStack` of ``read(text, accept=("preset", "stack"))``, errors flagged."""
-    reading = Reading(n=n, repeat=1 if repeat is None else repeat, heads=heads, trust_code=trust_code,
-                      convention=convention, code=code)
-    try:
-        return read(text, reading, accept=("preset", "stack")).stack
-    except InputError as exc:
-        raise flagged(exc) from None
