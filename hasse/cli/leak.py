@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, check_layers, leak_layers, stack_choice
-from hasse.cli.masks_in import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
-                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments, flagged)
+from hasse.cli.arguments import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
+                                 add_heads_batch_arguments, add_query_arguments, add_stack_arguments)
+from hasse.cli.parsers import flagged
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
