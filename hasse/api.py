@@ -19,11 +19,12 @@ from typing import Iterable
 
 import numpy as np
 
-from hasse.cli.masks_in import load as _load_mask_source
+from hasse.gpu_check.torch_masks import register_input_hooks
 from hasse.theory.analysis import MaskAnalysis
 from hasse.theory.analysis import mask_to_analysis as _mask_to_analysis
 from hasse.theory.consistency import ConsistencyReport
 from hasse.theory.consistency import check_consistency as _check_consistency
+from hasse.theory.inputs.read import Reading, read
 from hasse.theory.leak import Flow, LeakReport
 from hasse.theory.leak import find_flows as _find_flows
 from hasse.theory.leak import find_leaks as _find_leaks
@@ -32,6 +33,8 @@ from hasse.theory.merge import MergedTask
 from hasse.theory.merge import family_to_merged_task as _family_to_merged_task
 from hasse.theory.reach import reach as _reach
 from hasse.theory.task import Task
+
+register_input_hooks()  # the torch readers of the input wing (theory.inputs.hooks); imports no torch
 
 
 def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_len: int | None = None,
@@ -75,20 +78,8 @@ def load_mask(source, n: int | None = None, *, queries: str | None = None, kv_le
     """
     if isinstance(source, NamedMask):
         return source
-    if isinstance(source, str) and heads is None and batch is None:
-        return _load_mask_source(source, n, queries=queries, kv_len=kv_len, convention=convention)
-    if isinstance(source, str):  # declared heads or batch rows: a mask_mod's ranges, or an array's layout
-        from hasse.cli.masks_in import load_heads
-
-        from hasse.theory.inputs.masks import first_batch_row
-
-        named, grid = load_heads(source, n, heads, batch, queries=queries, kv_len=kv_len, convention=convention)
-        return first_batch_row(named, grid)
-    from hasse.gpu_check.torch_masks import torch_reader_or_none
-    from hasse.theory.inputs.masks import load_mask as _load_any
-
-    return _load_any(source, n=n, queries=queries, kv_len=kv_len, convention=convention,
-                     torch_reader=torch_reader_or_none(), heads=heads, batch=batch)
+    reading = Reading(n=n, heads=heads, batch=batch, queries=queries, kv_len=kv_len, convention=convention)
+    return read(source, reading, accept=("mask",)).first_row()
 
 
 def load_task(source, *, trust_code: bool = False) -> Task:
@@ -110,13 +101,7 @@ def load_task(source, *, trust_code: bool = False) -> Task:
     """
     if isinstance(source, Task):
         return source
-    from hasse.gpu_check.mask_mod import torch_fallback_or_none
-    from hasse.theory.inputs.tasks import load_task as _load_task
-
-    from hasse.gpu_check.torch_masks import torch_reader_or_none
-
-    return _load_task(str(source), trust_code=trust_code, fallback=torch_fallback_or_none(),
-                      torch_reader=torch_reader_or_none())
+    return read(str(source), Reading(trust_code=trust_code), accept=("task",)).task
 
 
 def load_family(source) -> tuple[Task, ...]:
@@ -129,9 +114,7 @@ def load_family(source) -> tuple[Task, ...]:
     """
     if not isinstance(source, str):
         return tuple(load_task(t) for t in source)
-    from hasse.theory.inputs.tasks import load_family as _load_family
-
-    return _load_family(source)
+    return read(source, accept=("family",)).family
 
 
 def mask_to_analysis(mask, *, layers: int | None = None, residual: bool = True,
@@ -189,12 +172,7 @@ def load_stack(spec, n: int | None = None, *, repeat: int = 1):
     >>> load_stack("sliding_window:w=2 x2, causal", n=4).depth
     3
     """
-    from hasse.cli.masks_in import load_stack as _load_stack
-    from hasse.theory.stack import LayerStack
-
-    if isinstance(spec, LayerStack):
-        return spec
-    return _load_stack(spec, n, repeat)
+    return read(spec, Reading(n=n, repeat=repeat), accept=("preset", "stack")).stack
 
 
 def stack_flow(stack, n: int | None = None, *, repeat: int = 1):
@@ -258,7 +236,6 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
         loaded = load_task(task, trust_code=trust_code)
         return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
     from hasse.cli.layers_in import load_leak_subject  # the loader of ``hasse leak TASK|MASK``
-    from hasse.theory.inputs.read import Reading
     from hasse.theory.stack_leak import with_empty_rows
 
     tasks, _, found = load_leak_subject(task, Reading(trust_code=trust_code), empty_rows=empty_rows)
@@ -284,13 +261,12 @@ def find_flows(mask, sources: Iterable[int], sinks: Iterable[int], *,
     """
     if isinstance(mask, NamedMask):
         return _find_flows(mask.matrix, sources, sinks, empty_rows=empty_rows, key_only=mask.key_only)
-    from hasse.cli.masks_in import apply_policy, load_heads
-
     sources, sinks = list(sources), list(sinks)
-    named, grid = load_heads(mask, queries=queries)
+    subject = read(mask, Reading(queries=queries), accept=("mask",))
+    named, grid = subject.mask, subject.grid
     found = []
     for b in range(grid.batch_rows):
-        layer, _ = apply_policy(grid, b, empty_rows, named.spec)  # per head, as the command line
+        layer, _ = grid.layer(b, empty_rows, named.spec)  # per head, as the command line
         found.append(_find_flows(layer, sources, sinks, empty_rows=empty_rows, key_only=named.key_only))
     return next((f for f in found if f), found[0])
 
