@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, check_layers, leak_layers, stack_choice
 from hasse.cli.arguments import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
-                                 add_heads_batch_arguments, add_query_arguments, add_stack_arguments)
-from hasse.cli.parsers import flagged
+                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments)
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
-from hasse.theory.errors import InputError
 from hasse.theory.stack_leak import find_stack_leaks, with_empty_rows
 from hasse.views.leak_report import leak_json, leak_report, verdict_line
 from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header, spec_of
@@ -95,11 +93,8 @@ def run_leak(args) -> int:
     stack, depth = layers.stack, args.layers
     if stack is not None and depth is None:
         depth = stack.depth  # a stack's verdict is for a model of its own depth
-    try:
-        reports = [with_empty_rows(find_stack_leaks(task, stack, depth, empty_rows=args.empty_rows, flow=layers.flow),
-                                   found) for task, found in zip(layers.rows, layers.found)]
-    except InputError as exc:
-        raise flagged(exc) from None
+    reports = [with_empty_rows(find_stack_leaks(task, stack, depth, empty_rows=args.empty_rows, flow=layers.flow),
+                               found) for task, found in zip(layers.rows, layers.found)]
     worst = next((b for b, r in enumerate(reports) if not r.leak_free), 0)  # the first leaking batch row
     task, report = layers.rows[worst], reports[worst]
     rows = [{"batch": b, "leak_free": r.leak_free, "leaks": len(r.leaks_within()),
