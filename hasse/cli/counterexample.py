@@ -109,18 +109,18 @@ def run(args) -> int:
     direct = args.method == "direct" and not args.inference
     if args.stack is not None or args.repeat is not None:
         _check_stack_args(args)
-    _check_args(args, timeout=not direct)
-    return _run_direct(args) if direct else _run_methods(args)
+    search, max_n = _check_args(args, timeout=not direct)
+    return _run_direct(args, search, max_n) if direct else _run_methods(args, search, max_n)
 
 
 DEFAULT_N = 8
 
 
-def _check_args(args, timeout: bool) -> None:
+def _check_args(args, timeout: bool) -> tuple[str, int]:
     """The command's checks before any search, in the flags' words (--timeout, --n, --layers).
 
-    Sets ``args.max_n`` (the largest size tried) and ``args.search`` (the design to
-    search: DESIGN, with the n of --inference FAMILY when only that one gives n).
+    Returns ``(search, max_n)``: the design to search (DESIGN, with the n of --inference
+    FAMILY when only that one gives n) and the largest size tried.
     """
     if timeout and args.timeout is not None and args.timeout <= 0:
         raise InputError(f"--timeout must be positive, got {args.timeout}")
@@ -137,24 +137,24 @@ def _check_args(args, timeout: bool) -> None:
     if fixed is not None and inferred is not None and fixed != inferred:
         raise InputError(f"the design fixes n = {fixed} but --inference {args.inference} fixes n = {inferred}",
                          args.design)
-    args.search = args.design
+    search = args.design
     if inferred is not None and fixed is None:
         from hasse.theory.inputs.read import kind_of
 
         if kind_of(args.design) == "function":
             raise InputError(f"--inference {args.inference} fixes n = {inferred}, but a file.py design has no n; "
                              "leave n out of --inference", args.design)
-        args.search = args.design + ("," if ":" in args.design else ":") + f"n={inferred}"
+        search = args.design + ("," if ":" in args.design else ":") + f"n={inferred}"
     pinned = fixed if fixed is not None else inferred
     if pinned is not None and size is not None:
         raise InputError(f"the design fixes n = {pinned}; leave out {flag} (it searches every size up to N)",
                          args.design)
-    args.max_n = size if size is not None else (pinned or DEFAULT_N)
     if flag == "--max-n":  # after every check: an error stays one line
         warn("--max-n is deprecated; use --n N (search every size up to N)")
+    return search, size if size is not None else (pinned or DEFAULT_N)
 
 
-def _progress(args, label: str = ""):
+def _progress(args, max_n: int, label: str = ""):
     """A progress callback ``n -> None``: the status line of hasse.views.output (only on a terminal); None clears it."""
     from hasse.views.output import clear_progress, progress
 
@@ -162,7 +162,7 @@ def _progress(args, label: str = ""):
         if n is None:
             clear_progress()
         elif not args.json:
-            progress(f"  {label}trying n = {n} of {args.max_n} …", force=True)
+            progress(f"  {label}trying n = {n} of {max_n} …", force=True)
 
     return step
 
@@ -183,13 +183,13 @@ def _stack_at(args):
     return at
 
 
-def _run_direct(args) -> int:
+def _run_direct(args, search: str, max_n: int) -> int:
     """The direct search, each task through its own mask at every layer or through --stack: one path."""
-    progress = _progress(args)
-    found = find_counterexample(args.search, args.max_n, progress=progress, empty_rows=args.empty_rows,
+    progress = _progress(args, max_n)
+    found = find_counterexample(search, max_n, progress=progress, empty_rows=args.empty_rows,
                                 layers=args.layers, stack=_stack_at(args) if args.stack is not None else None)
     progress(None)
-    _draw(args, found, found.report)
+    drawn = _draw(args, found, found.report)
     stack = found.stack  # with --stack: the stack of the task found, or of the largest size searched
     layers = stack.depth if stack is not None and args.layers is None else args.layers
     if args.json or args.out:
@@ -203,7 +203,7 @@ def _run_direct(args) -> int:
                                         else f" within L = {layers} layers")
     if found.n is None:
         tried = f"n = {found.checked[0]}…{found.checked[-1]}" if found.checked else "no size"
-        print(f"{subject}: no leak and no isolation violation{within} for any n up to {args.max_n} "
+        print(f"{subject}: no leak and no isolation violation{within} for any n up to {max_n} "
               f"(checked {len(found.checked)} sizes: {tried})", *skipped_lines(found), sep="\n")
     else:
         first = f", first at layer {found.witness['depth']}" if stack is not None else ""
@@ -216,15 +216,14 @@ def _run_direct(args) -> int:
 
             flow = propagate(apply_stack_policy(stack, args.empty_rows, getattr(found.task, "key_only", ()))[0])
         print(leak_report(found.task, found.report, stack, flow, ascii=args.ascii))
-    _print_out(args)
+    _print_out(args, drawn)
     return 1 if found.n is not None else 0
 
 
-def _draw(args, found: Counterexample, report) -> None:
-    """``--png``: the counterexample's mask, isolation groups and first witness path (nothing when none was found)."""
-    args.drawn = bool(args.png and found.task is not None)
-    if not args.drawn:
-        return
+def _draw(args, found: Counterexample, report) -> bool:
+    """``--png``: the counterexample's mask, isolation groups and first witness path; False when none was found."""
+    if not (args.png and found.task is not None):
+        return False
     from hasse.views.draw_mask import draw_leak, draw_mask
 
     title = f"{args.design}: smallest counterexample at n = {found.n} ({found.property})"
@@ -232,11 +231,12 @@ def _draw(args, found: Counterexample, report) -> None:
         draw_mask(found.task.mask, found.task.names, args.png, title=title, groups=found.task.isolate)
     else:
         draw_leak(found.task, report, args.png, title=title)
+    return True
 
 
-def _print_out(args) -> None:
+def _print_out(args, drawn: bool) -> None:
     if args.png and not args.json:
-        print(f"picture written to {args.png}" if args.drawn else f"no counterexample: no picture written to {args.png}")
+        print(f"picture written to {args.png}" if drawn else f"no counterexample: no picture written to {args.png}")
     if args.out:
         print(f"JSON written to {args.out} (a task file: hasse leak {args.out}"
               + (f" --stack '{args.stack}'" if args.stack is not None else "")
@@ -244,25 +244,25 @@ def _print_out(args) -> None:
               + (f" --layers {args.layers}" if args.layers is not None else "") + ")")
 
 
-def _run_methods(args) -> int:
+def _run_methods(args, search: str, max_n: int) -> int:
     from hasse.solvers.smt.counterexample import search_z3
 
     results = []
     if args.method in ("direct", "both"):
-        progress = _progress(args, "direct: ")
-        results.append(find_counterexample(args.search, args.max_n, merged=True, inference=args.inference,
+        progress = _progress(args, max_n, "direct: ")
+        results.append(find_counterexample(search, max_n, merged=True, inference=args.inference,
                                            progress=progress, empty_rows=args.empty_rows, layers=args.layers))
     if args.method in ("z3", "both"):
-        progress = _progress(args, "z3: ")
-        results.append(search_z3(args.search, args.max_n, inference=args.inference, timeout=args.timeout,
+        progress = _progress(args, max_n, "z3: ")
+        results.append(search_z3(search, max_n, inference=args.inference, timeout=args.timeout,
                                  progress=progress, empty_rows=args.empty_rows, layers=args.layers))
     progress(None)
-    _draw(args, results[0], results[0].leak_report() if results[0].task is not None else None)
+    drawn = _draw(args, results[0], results[0].leak_report() if results[0].task is not None else None)
     loud = disagreement(*results) if len(results) == 2 else None
     data = methods_json(_header(args, results[0]), args.method, args.layers, args.inference, results, loud)
     if not ((args.json or args.out) and emit_json(args, data)):
-        print(*methods_lines(args.design, args.max_n, args.inference, results, loud, ascii=args.ascii), sep="\n")
-        _print_out(args)
+        print(*methods_lines(args.design, max_n, args.inference, results, loud, ascii=args.ascii), sep="\n")
+        _print_out(args, drawn)
     if loud:
         print(f"hasse: {loud}", file=sys.stderr)
         return 1
