@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from hasse.cli.arguments import add_empty_rows_argument, add_stack_arguments, reading_of
+from hasse.cli.layers_in import stack_choice
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
 from hasse.theory.designs import design_size
@@ -272,9 +273,8 @@ def _run_methods(args, search: str, max_n: int) -> int:
 
 
 def _check_stack_args(args) -> None:
-    """The options that have no meaning with --stack, refused in one line each."""
-    if args.stack is None:
-        raise InputError("--repeat repeats the layers of --stack: give --stack SPEC")
+    """The options that have no meaning with --stack, refused in one line each (and --repeat without it)."""
+    stack_choice(None, args.stack, args.repeat)
     if args.method != "direct":
         raise InputError(f"--method {args.method} is not for --stack: Z3 decides one mask repeated at every layer "
                          "(the direct search runs the stack)")
