@@ -58,10 +58,10 @@ def command_modules() -> tuple:
     """One module of hasse.cli per command, in the order ``hasse --help`` lists them. Every other module of
     hasse.cli is shared by the commands (argument helpers, the --train-demo options), never a command."""
     from hasse.cli import analyze, audit, catalog, certificate, counterexample, demo, equiv, gpu_check, leak, merge
-    from hasse.cli import flow, prove, prove_mask
+    from hasse.cli import consistent, flow, prove, prove_mask
 
-    return (analyze, leak, flow, counterexample, merge, prove, prove_mask, equiv, certificate, gpu_check, audit, catalog,
-            demo)
+    return (analyze, leak, flow, counterexample, merge, consistent, prove, prove_mask, equiv, certificate, gpu_check,
+            audit, catalog, demo)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,6 +137,9 @@ def parse_arguments(parser: argparse.ArgumentParser, argv: list[str] | None) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
+    from hasse.gpu_check.torch_masks import register_input_hooks
+
+    register_input_hooks()  # the torch readers of the input wing (theory.inputs.hooks); imports no torch
     parser = build_parser()
     args = parse_arguments(parser, argv)
     args.argv = tuple(sys.argv[1:] if argv is None else argv)  # the command as given (certificates record it)
@@ -172,7 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"hasse: unknown: {exc} (--timeout); nothing was decided", file=sys.stderr)
         return EXIT_INCONCLUSIVE
     except InputError as exc:
-        print(f"hasse: error: {exc}", file=sys.stderr)
+        from hasse.cli.parsers import flagged
+
+        print(f"hasse: error: {flagged(exc)}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print("hasse: interrupted", file=sys.stderr)
