@@ -7,6 +7,10 @@ returns one, a ``build(...) -> NamedMask``, its catalogue entry (``ENTRY``, or
 the entries in catalogue order; the spec language and the registry live in
 :mod:`theory.spec`, resolving and building specs in :mod:`theory.catalog`.
 
+Every builder (here and in :mod:`theory.tasks`) raises :class:`~theory.errors.InputError`
+when ``n`` is not a positive integer (:func:`theory.params.require_positive`); a builder's
+own docstring names only the other values it refuses.
+
 The names below are re-exported lazily (PEP 562), so that running a family module
 with ``python -m`` does not import it twice.
 """

@@ -25,11 +25,6 @@ def bidirectional_mask(q, k):
 def build(n: int) -> NamedMask:
     """The full mask on ``n`` positions: ``M[q, k] = True`` for all ``q, k``.
 
-    Raises
-    ------
-    InputError
-        ``n`` is not a positive integer.
-
     Examples
     --------
     >>> build(2).matrix.astype(int).tolist()

@@ -43,11 +43,6 @@ def make_butterfly(n: int):
 
     ``n = 1`` is allowed: one position, ``P_0``, attending only itself.
 
-    Raises
-    ------
-    InputError
-        ``n`` is not a positive integer.
-
     Examples
     --------
     >>> grid(make_butterfly(2), 4).astype(int).tolist()

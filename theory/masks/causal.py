@@ -23,11 +23,6 @@ def build(n: int) -> NamedMask:
     ----------
     n : number of positions, ``n >= 1``.
 
-    Raises
-    ------
-    InputError
-        ``n`` is not a positive integer.
-
     Examples
     --------
     >>> build(3).matrix.astype(int).tolist()

@@ -47,11 +47,6 @@ def butterfly_task(n: int) -> Task:
     when ``n = 1``, exactly as in the infill family. The mask is
     :func:`theory.masks.butterfly.build` unchanged.
 
-    Raises
-    ------
-    InputError
-        ``n`` is not a positive integer.
-
     Examples
     --------
     >>> t = butterfly_task(2)

@@ -36,11 +36,6 @@ from hasse.theory.tasks.parts import task_to_text, tokens_at
 def causal_lm(n: int) -> Task:
     """Next-token prediction: ``x_i`` at pos id ``i``, causal, position ``i`` predicts ``x_{i+1}`` (``i < n-1``).
 
-    Raises
-    ------
-    InputError
-        ``n`` is not a positive integer.
-
     Examples
     --------
     >>> t = causal_lm(3)
