@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 
 from hasse.theory.errors import InputError
@@ -37,6 +38,22 @@ def same_file(a: str, b: str) -> bool:
             return os.path.realpath(a) == os.path.realpath(b)
         except (OSError, ValueError):
             return False
+
+
+def write_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written over: None when nothing is there or a regular file is, else
+    ``"not a regular file"`` (a folder, a FIFO, a device) or the system's reason (``"Permission denied"``).
+
+    >>> write_problem("/"), write_problem("/no/such/file")
+    ('not a regular file', None)
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return exc.strerror
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 @contextlib.contextmanager

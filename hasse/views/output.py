@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import sys
 
-from hasse.theory.atomic_file import atomic_output, same_file, write_text  # noqa: F401  (the one atomic writer, used by commands)
+from hasse.theory.atomic_file import atomic_output, same_file, write_problem, write_text  # noqa: F401  (the one atomic writer, used by commands)
 from hasse.theory.jsonable import to_jsonable  # noqa: F401  (the one JSON converter, used by commands)
 
 
@@ -159,14 +158,13 @@ def refuse_outputs_onto_inputs(args) -> None:
             if same_file(path, given):
                 raise InputError(f"{other} and {flag} name the same file; give each output its own", path)
         named[flag] = path
-        try:
-            mode = os.stat(path).st_mode
-        except FileNotFoundError:
-            continue
-        except OSError as exc:
-            raise InputError(f"{flag}: cannot write: {exc.strerror}", path) from None
-        if not stat.S_ISREG(mode):
+        problem = write_problem(path)
+        if problem == "not a regular file":
             raise InputError(f"{flag}: not a regular file; give a file to write", path)
+        if problem:
+            raise InputError(f"{flag}: cannot write: {problem}", path)
+        if not os.path.exists(path):
+            continue
         for given in inputs:
             if same_file(path, given):
                 raise InputError(f"{flag} would overwrite the input {given}", path)

@@ -57,7 +57,7 @@ from datetime import datetime, timezone
 from hasse.proofs import fingerprint as fp
 from hasse.proofs import registry
 from hasse.proofs.theorem import METHODS, PROVED, REFUTED, UNKNOWN, Result
-from hasse.theory.atomic_file import same_file, write_text
+from hasse.theory.atomic_file import same_file, write_problem, write_text
 from hasse.theory.errors import InputError, clip
 from hasse.theory.inputs.json_file import read_json
 from hasse.theory.jsonable import to_jsonable
@@ -136,14 +136,9 @@ def refuse_overwrite(path: str, inputs: tuple[str, ...] = ()) -> None:
     for given in inputs:
         if same_file(path, given):
             raise InputError(f"the output would overwrite the input {given}", path)
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", path) from None
-    if not stat.S_ISREG(mode):
-        raise InputError("cannot write: not a regular file", path)
+    problem = write_problem(path)
+    if problem:
+        raise InputError(f"cannot write: {problem}", path)
 
 
 def read_certificate(path: str) -> Certificate:
