@@ -668,3 +668,14 @@ def test_a_mask_mod_returning_a_python_bool_or_an_int_tensor_names_the_users_def
         assert main(["prove-mask", f"{path}:{name}", "--claim", "dense"]) == 2
         err = capsys.readouterr().err
         assert f"rt.py:{line}: `{name}`" in err and "functions.py" not in err and "cannot run" in err, err
+
+
+def test_a_path_bound_of_zero_is_unknown_not_a_crash():
+    """max_paths = 0 stops before the first path: TraceUnknown naming the mask (it once raised NameError: the
+    lines of the forking path were read before any path had run)."""
+    from hasse.solvers.symbolic.trace import symbols, trace
+
+    q, k = symbols("q", "k")
+    with pytest.raises(TraceUnknown) as info:
+        trace(lambda q, k: k <= q, [q, k], max_paths=0, source="m.py:causal")
+    assert str(info.value).startswith("m.py:causal: more than 0 paths"), info.value

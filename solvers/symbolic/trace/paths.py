@@ -72,6 +72,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
     constants: set = set()
     tensors: dict = {}
     seen_tensors: set = set()
+    lines: list = []  # the lines where the last path decided (named when the paths run out)
     paths = 0
     while pending:
         prefix = pending.pop()
