@@ -235,7 +235,7 @@ def find_leaks(task, layers: int | None = None, *, empty_rows: str = "attend-all
 
         loaded = load_task(task, trust_code=trust_code)
         return find_stack_leaks(loaded, load_stack(stack, loaded.size), layers, empty_rows=empty_rows)
-    from hasse.theory.inputs.leak_tasks import load_leak_subject  # as ``hasse leak TASK|MASK`` reads it
+    from hasse.theory.inputs.layers import load_leak_subject  # as ``hasse leak TASK|MASK`` reads it
     from hasse.theory.stack_leak import with_empty_rows
 
     tasks, _, found = load_leak_subject(task, Reading(trust_code=trust_code), empty_rows=empty_rows)

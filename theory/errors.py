@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-PARAMS = ("heads", "batch", "kv_len", "queries", "empty_rows", "n", "repeat", "convention", "trust_code")
+PARAMS = ("heads", "batch", "kv_len", "queries", "empty_rows", "n", "repeat", "convention", "trust_code", "stack")
 """The parameters an error may be about (the Python API's names)."""
 
 _PLACE = re.compile(r"\{(?P<name>" + "|".join(PARAMS) + r")(?P<value>\s*=\s*[^{}]*)?\}")

@@ -15,7 +15,7 @@ import argparse
 import sys
 
 from hasse.cli.arguments import add_empty_rows_argument, add_stack_arguments, reading_of
-from hasse.cli.layers_in import stack_choice
+from hasse.theory.inputs.layers import stack_choice
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.counterexample import Counterexample, disagreement, find_counterexample
 from hasse.theory.designs import design_size

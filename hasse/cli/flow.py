@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 
-from hasse.cli.layers_in import check_layers, flow_layers, stack_choice
-from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments
+from hasse.cli.layers_in import NOT_WITH_STACK, check_layers, refuse_for_stack
+from hasse.theory.inputs.layers import flow_layers
+from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments, reading_of
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
@@ -86,8 +87,9 @@ def parse_set(text: str, n: int, what: str) -> list[int]:
 def run_flow(args) -> int:
     """One path for a mask (each batch row's layer at every depth) and for a stack: read, find, report."""
     check_layers(args.layers)
-    choice = stack_choice(args.mask, args.stack, args.repeat)
-    layers = flow_layers(args, choice)
+    layers = flow_layers(args.mask, args.stack, reading_of(args), repeat=args.repeat, empty_rows=args.empty_rows)
+    if layers.stack is not None:
+        refuse_for_stack(args, NOT_WITH_STACK)
     stack, named = layers.stack, layers.named
     n = len(layers.names)
     sources = parse_set(args.sources, n, "--from")
@@ -105,7 +107,7 @@ def run_flow(args) -> int:
         verdict = f"{len(within0)} position(s) of --to depend on --from" if within0 else "no flow"
         draw_flow(layer0, named.names, within0, args.png,
                   title=f"{named.spec}: {verdict} (--from {args.sources} --to {args.sinks})")
-    if (args.json or args.out) and emit_json(args, _json(choice, layers, sources, sinks, depth, rows)):
+    if (args.json or args.out) and emit_json(args, _json(layers, sources, sinks, depth, rows)):
         return 0 if all(not within for *_, within in rows) else 1
     for line in stack_lines(stack, layers.flow) if stack is not None else ():
         print(line)
@@ -124,14 +126,14 @@ def run_flow(args) -> int:
     return 0 if all(not within for *_, within in rows) else 1
 
 
-def _json(choice, layers, sources, sinks, depth, rows) -> dict:
+def _json(layers, sources, sinks, depth, rows) -> dict:
     """``--json``: the task each batch row's question encodes, with its flows (and the stack's fields)."""
     out = [flow_json(layers.named, layer, sources, sinks, depth, found, flows, within)
            for layer, found, flows, within in rows]
     if layers.stack is not None:
-        return {**json_header("flow", choice.preset, None), **out[0], "stack": stack_json(layers.stack, layers.flow),
+        return {**json_header("flow", layers.preset, None), **out[0], "stack": stack_json(layers.stack, layers.flow),
                 "flow_free_in_limit": not rows[0][2]}
-    head = json_header("flow", choice.subject, spec_of(choice.subject))
+    head = json_header("flow", layers.subject, spec_of(layers.subject))
     if layers.batch is None:
         return dict(head, **out[0], **({"heads": layers.heads} if layers.heads is not None else {}))
     return {**head, "layers": depth, "batch": layers.batch, "heads": layers.heads,

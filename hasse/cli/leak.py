@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, check_layers, leak_layers, stack_choice
+from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, NOT_WITH_STACK, check_layers, refuse_for_stack
+from hasse.theory.inputs.layers import leak_layers
 from hasse.cli.arguments import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
-                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments)
+                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments,
+                                reading_of)
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.stack_leak import find_stack_leaks, with_empty_rows
@@ -88,8 +90,9 @@ def register(sub) -> None:
 def run_leak(args) -> int:
     """One path for a mask (its one layer at every depth) and for a stack: read, find, report."""
     check_layers(args.layers)
-    choice = stack_choice(args.task, args.stack, args.repeat)
-    layers = leak_layers(args, choice)
+    layers = leak_layers(args.task, args.stack, reading_of(args), repeat=args.repeat, empty_rows=args.empty_rows)
+    if layers.stack is not None:
+        refuse_for_stack(args, NOT_WITH_STACK)
     stack, depth = layers.stack, args.layers
     if stack is not None and depth is None:
         depth = stack.depth  # a stack's verdict is for a model of its own depth
@@ -104,9 +107,9 @@ def run_leak(args) -> int:
         from hasse.views.draw_mask import draw_leak
 
         draw_leak(task, report, args.png, title=verdict_line(task, report))
-    given = choice.subject
+    given = layers.subject
     spec = (spec_of(given, "task") or spec_of(given)) if given else None  # a task spec, or a bare mask's spec
-    if (args.json or args.out) and emit_json(args, {**json_header("leak", given or choice.preset, spec),
+    if (args.json or args.out) and emit_json(args, {**json_header("leak", given or layers.preset, spec),
                                                      "objective": "next-token" if layers.bare else "task",
                                                      **leak_json(task, report, stack, layers.flow),
                                                      **({"batch_rows": rows, "batch_row": worst} if rows else {})}):

@@ -14,7 +14,7 @@ from hasse.theory.errors import InputError
 
 FLAGS = {"heads": "--heads", "batch": "--batch", "kv_len": "--kv-len", "queries": "--queries",
          "empty_rows": "--empty-rows", "n": "--n", "repeat": "--repeat", "convention": "--convention",
-         "trust_code": "--trust-code"}
+         "trust_code": "--trust-code", "stack": "--stack"}
 """The flag of each parameter an :class:`InputError` may carry (:data:`hasse.theory.errors.PARAMS`)."""
 
 
