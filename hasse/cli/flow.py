@@ -87,7 +87,8 @@ def parse_set(text: str, n: int, what: str) -> list[int]:
 def run_flow(args) -> int:
     """One path for a mask (each batch row's layer at every depth) and for a stack: read, find, report."""
     check_layers(args.layers)
-    layers = flow_layers(args.mask, args.stack, reading_of(args), repeat=args.repeat, empty_rows=args.empty_rows)
+    reading = reading_of(args)  # every option that says how an input reads
+    layers = flow_layers(args.mask, args.stack, reading, repeat=args.repeat, empty_rows=args.empty_rows)
     if layers.stack is not None:
         refuse_for_stack(args, NOT_WITH_STACK)
     stack, named = layers.stack, layers.named

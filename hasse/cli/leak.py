@@ -90,7 +90,8 @@ def register(sub) -> None:
 def run_leak(args) -> int:
     """One path for a mask (its one layer at every depth) and for a stack: read, find, report."""
     check_layers(args.layers)
-    layers = leak_layers(args.task, args.stack, reading_of(args), repeat=args.repeat, empty_rows=args.empty_rows)
+    reading = reading_of(args)  # every option that says how an input reads
+    layers = leak_layers(args.task, args.stack, reading, repeat=args.repeat, empty_rows=args.empty_rows)
     if layers.stack is not None:
         refuse_for_stack(args, NOT_WITH_STACK)
     stack, depth = layers.stack, args.layers
