@@ -1,9 +1,12 @@
-"""Shared timing helpers: best-of-k timing, and a baseline run in a child process with a timeout."""
+"""Shared timing helpers: best-of-k timing, a baseline run in a child process with a timeout, and the
+benchmarks' common command line and table (a header with its rule, the baseline's and the ratio's cells)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import multiprocessing as mp
+import sys
 import time
 from typing import Any, Callable
 
@@ -47,3 +50,48 @@ def write_rows(path: str | None, rows) -> None:
     if path:
         with open(path, "w") as fh:
             json.dump(rows, fh, indent=1)
+
+
+def bench_parser(doc: str | None, timeout: float = 60.0) -> argparse.ArgumentParser:
+    """A benchmark's parser (``doc`` its description) with ``--baseline-timeout`` and ``--json FILE``."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--baseline-timeout", type=float, default=timeout)
+    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
+    return parser
+
+
+def print_header(header: str) -> None:
+    """The table's header line and a rule of its width."""
+    print(header)
+    print("-" * len(header))
+
+
+def running(spec: str) -> None:
+    """Say on stderr which case starts (the table on stdout stays clean)."""
+    print(f"  running {spec} ...", file=sys.stderr, flush=True)
+
+
+def sweep(names, sizes, spec_of: Callable[[str, int], str], dead: set):
+    """Each ``(name, n, spec, alive)`` of the table, names outer and sizes inner, saying on stderr which spec starts;
+    ``alive``: the name is not in ``dead`` (where the caller puts a name whose baseline timed out, so that
+    its larger sizes skip the baseline)."""
+    for name in names:
+        for n in sizes:
+            spec = spec_of(name, n)
+            running(spec)
+            yield name, n, spec, name not in dead
+
+
+def versus(base_s: float | None, kit_s: float, timeout: float, alive: bool = True):
+    """``(ratio, baseline cell, ratio cell)`` of the baseline's ``base_s`` seconds against the kit's ``kit_s``.
+
+    ``base_s`` None: the baseline ran past ``timeout`` (the ratio a lower bound, ``>``), or was not run
+    at all when not ``alive`` (``skipped``, no ratio).
+    """
+    if base_s is not None:
+        ratio = base_s / kit_s
+        return ratio, f"{base_s:.3f}", f"{ratio:.0f}x"
+    if not alive:
+        return None, "skipped", ""
+    ratio = timeout / kit_s
+    return ratio, f">{timeout:.0f}", f">{ratio:.0f}x"

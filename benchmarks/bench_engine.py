@@ -17,10 +17,9 @@ a family, larger sizes are skipped and the ratio is reported as a lower bound.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from benchmarks._timing import write_rows, best_time, run_with_timeout
+from benchmarks._timing import bench_parser, best_time, print_header, run_with_timeout, sweep, versus, write_rows
 from hasse.theory.catalog import build_mask
 from hasse.theory.order import mask_to_order
 from hasse.theory.reference import reference_order  # imported here so the forked baseline does not time it
@@ -68,42 +67,32 @@ def time_kit(spec: str, repeats: int = 1):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--sizes", type=int, nargs="+", default=[256, 1024, 4096, 8192])
     parser.add_argument("--families", nargs="+", default=list(FAMILIES), choices=FAMILIES)
-    parser.add_argument("--baseline-timeout", type=float, default=60.0)
-    parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
     args = parser.parse_args(argv)
 
     rows = []
     header = f"{'mask':<34} {'n':>6} {'L*':>5} {'kit s':>8} {'networkx s':>11} {'ratio':>9}"
-    print(header)
-    print("-" * len(header))
-    for family in args.families:
-        baseline_alive = True
-        for n in args.sizes:
-            spec = spec_for(family, n)
-            print(f"  running {spec} ...", file=sys.stderr, flush=True)
-            kit_s, depth, classes, positions = time_kit(spec, repeats=3 if n <= 1024 else 1)
-            base = time_baseline(spec, args.baseline_timeout) if baseline_alive else None
-            if base is None:
-                skipped = not baseline_alive
-                baseline_alive = False
-                base_text = "skipped" if skipped else f">{args.baseline_timeout:.0f}"
-                ratio = None if skipped else args.baseline_timeout / kit_s
-                ratio_text = "" if skipped else f">{ratio:.0f}x"
-                base_s = None
-            else:
-                base_s, base_depth, base_classes = base
-                if (base_depth, base_classes) != (depth, classes):
-                    print(f"MISMATCH on {spec}: kit depth {depth}/{classes} classes, "
-                          f"networkx {base_depth}/{base_classes}", file=sys.stderr)
-                    return 1
-                ratio = base_s / kit_s
-                base_text, ratio_text = f"{base_s:.3f}", f"{ratio:.0f}x"
-            print(f"{spec:<34} {positions:>6} {depth:>5} {kit_s:>8.3f} {base_text:>11} {ratio_text:>9}", flush=True)
-            rows.append({"spec": spec, "positions": positions, "depth": depth, "kit_seconds": kit_s,
-                         "networkx_seconds": base_s, "ratio": ratio, "ratio_is_lower_bound": base_s is None})
+    print_header(header)
+    dead = set()
+    for name, n, spec, alive in sweep(args.families, args.sizes, spec_for, dead):
+        kit_s, depth, classes, positions = time_kit(spec, repeats=3 if n <= 1024 else 1)
+        base = time_baseline(spec, args.baseline_timeout) if alive else None
+        if base is None:
+            ratio, base_text, ratio_text = versus(None, kit_s, args.baseline_timeout, alive)
+            dead.add(name)
+            base_s = None
+        else:
+            base_s, base_depth, base_classes = base
+            if (base_depth, base_classes) != (depth, classes):
+                print(f"MISMATCH on {spec}: kit depth {depth}/{classes} classes, "
+                      f"networkx {base_depth}/{base_classes}", file=sys.stderr)
+                return 1
+            ratio, base_text, ratio_text = versus(base_s, kit_s, args.baseline_timeout)
+        print(f"{spec:<34} {positions:>6} {depth:>5} {kit_s:>8.3f} {base_text:>11} {ratio_text:>9}", flush=True)
+        rows.append({"spec": spec, "positions": positions, "depth": depth, "kit_seconds": kit_s,
+                     "networkx_seconds": base_s, "ratio": ratio, "ratio_is_lower_bound": base_s is None})
     write_rows(args.json, rows)
     return 0
 

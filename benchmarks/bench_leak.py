@@ -24,13 +24,12 @@ leaks at those positions). After a timeout, larger sizes of that task are skippe
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import time
 from collections import deque
 
-from benchmarks._timing import run_with_timeout, write_rows
+from benchmarks._timing import bench_parser, print_header, run_with_timeout, sweep, versus, write_rows
 from hasse.theory.bitset import neighbour_lists
 from hasse.theory.catalog import build_task
 from hasse.theory.leak import find_leaks
@@ -77,60 +76,51 @@ def kit_times(task, repeats: int):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--tokens", type=int, nargs="+", default=[64, 256, 1024, 2048])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
-    parser.add_argument("--baseline-timeout", type=float, default=60.0)
     parser.add_argument("--sample", type=int, default=16, metavar="K",
                         help="after a timeout, run the baseline on K evenly spaced supervised positions and project")
     parser.add_argument("--repeats", type=int, default=5, help="runs of the kit (min and median)")
-    parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     header = (f"{'task':<30} {'N':>6} {'leaks':>6} {'kit min s':>10} {'kit med s':>10} {'naive s':>10} "
               f"{'ratio':>8}")
-    print(header)
-    print("-" * len(header))
-    rows = []
-    for name in args.tasks:
-        alive = True
-        for n in args.tokens:
-            spec = f"{name}:n={n}"
-            print(f"  running {spec} ...", file=sys.stderr, flush=True)
-            task = build_task(spec)
-            kit_s, kit_median, report = kit_times(task, args.repeats)
-            kit_leaks = tuple(sorted((x.position, x.target, x.depth) for x in report.leaks))
-            base = run_with_timeout(naive_leaks, (spec,), args.baseline_timeout) if alive else None
-            projected = None
-            if base is None:
-                base_text = "skipped" if not alive else f">{args.baseline_timeout:.0f}"
-                ratio_text = "" if not alive else f">{args.baseline_timeout / kit_median:.0f}x"
-                ratio = None if not alive else args.baseline_timeout / kit_median
-                if alive and args.sample:
-                    every = max(1, len(task.supervised) // args.sample)
-                    sampled = run_with_timeout(naive_leaks, (spec, every), args.baseline_timeout)
-                    if sampled is not None:
-                        kept = set(task.supervised[::every])
-                        sample_s, sample_leaks = sampled[1]
-                        if sample_leaks != tuple(x for x in kit_leaks if x[0] in kept):
-                            print(f"MISMATCH on {spec} (sample): kit and naive differ", file=sys.stderr)
-                            return 1
-                        projected = sample_s * len(task.supervised) / len(kept)
-                        base_text = f"~{projected:.0f}"
-                        ratio_text = f"~{projected / kit_median:.0f}x"
-                alive, base_s = False, None
-            else:
-                base_s, base_leaks = base[1]
-                if base_leaks != kit_leaks:
-                    print(f"MISMATCH on {spec}: kit {len(kit_leaks)} leaks, naive {len(base_leaks)} "
-                          f"(or their depths differ)", file=sys.stderr)
-                    return 1
-                ratio = base_s / kit_median
-                base_text, ratio_text = f"{base_s:.3f}", f"{ratio:.0f}x"
-            print(f"{spec:<30} {task.size:>6} {len(report.leaks):>6} {kit_s:>10.3f} {kit_median:>10.3f} "
-                  f"{base_text:>10} {ratio_text:>8}", flush=True)
-            rows.append({"spec": spec, "positions": task.size, "leaks": len(report.leaks), "kit_seconds": kit_s,
-                         "kit_median_seconds": kit_median, "naive_seconds": base_s,
-                         "naive_projected_seconds": projected, "ratio": ratio})
+    print_header(header)
+    rows, dead = [], set()
+    for name, n, spec, alive in sweep(args.tasks, args.tokens, lambda name, n: f"{name}:n={n}", dead):
+        task = build_task(spec)
+        kit_s, kit_median, report = kit_times(task, args.repeats)
+        kit_leaks = tuple(sorted((x.position, x.target, x.depth) for x in report.leaks))
+        base = run_with_timeout(naive_leaks, (spec,), args.baseline_timeout) if alive else None
+        projected = None
+        if base is None:
+            ratio, base_text, ratio_text = versus(None, kit_median, args.baseline_timeout, alive)
+            if alive and args.sample:
+                every = max(1, len(task.supervised) // args.sample)
+                sampled = run_with_timeout(naive_leaks, (spec, every), args.baseline_timeout)
+                if sampled is not None:
+                    kept = set(task.supervised[::every])
+                    sample_s, sample_leaks = sampled[1]
+                    if sample_leaks != tuple(x for x in kit_leaks if x[0] in kept):
+                        print(f"MISMATCH on {spec} (sample): kit and naive differ", file=sys.stderr)
+                        return 1
+                    projected = sample_s * len(task.supervised) / len(kept)
+                    base_text = f"~{projected:.0f}"
+                    ratio_text = f"~{projected / kit_median:.0f}x"
+            dead.add(name)
+            base_s = None
+        else:
+            base_s, base_leaks = base[1]
+            if base_leaks != kit_leaks:
+                print(f"MISMATCH on {spec}: kit {len(kit_leaks)} leaks, naive {len(base_leaks)} "
+                      f"(or their depths differ)", file=sys.stderr)
+                return 1
+            ratio, base_text, ratio_text = versus(base_s, kit_median, args.baseline_timeout)
+        print(f"{spec:<30} {task.size:>6} {len(report.leaks):>6} {kit_s:>10.3f} {kit_median:>10.3f} "
+              f"{base_text:>10} {ratio_text:>8}", flush=True)
+        rows.append({"spec": spec, "positions": task.size, "leaks": len(report.leaks), "kit_seconds": kit_s,
+                     "kit_median_seconds": kit_median, "naive_seconds": base_s,
+                     "naive_projected_seconds": projected, "ratio": ratio})
     write_rows(args.json, rows)
     return 0
 

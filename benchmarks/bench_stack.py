@@ -18,12 +18,11 @@ a timeout, larger sizes are skipped and the ratio is a lower bound.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
 
-from benchmarks._timing import best_time, run_with_timeout, write_rows
+from benchmarks._timing import bench_parser, best_time, print_header, run_with_timeout, sweep, versus, write_rows
 from hasse.theory.stack import propagate
 from hasse.theory.inputs.stacks import build_stack
 
@@ -53,46 +52,37 @@ def plain_first_arrival(spec: str) -> tuple[int, int]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = bench_parser(__doc__)
     parser.add_argument("--n", type=int, nargs="+", default=[256, 1024, 2048])
     parser.add_argument("--presets", nargs="+", default=["gemma3", "gpt_oss", "llama4"], choices=PRESETS)
     parser.add_argument("--scale", type=int, default=8, help="divide the presets' windows by this (default 8)")
-    parser.add_argument("--baseline-timeout", type=float, default=60.0)
-    parser.add_argument("--json", metavar="FILE")
     args = parser.parse_args(argv)
     header = (f"{'stack':<34} {'layers':>6} {'conv':>5} {'interval s':>10} {'product s':>10} {'plain s':>9} "
               f"{'ratio':>8}")
-    print(header)
-    print("-" * len(header))
-    rows = []
-    for name in args.presets:
-        alive = True
-        for n in args.n:
-            spec = f"{name}:n={n},scale={args.scale}"
-            print(f"  running {spec} ...", file=sys.stderr, flush=True)
-            stack = build_stack(spec)
-            kit_s, flow = best_time(lambda: propagate(stack), 3 if n <= 1024 else 1)
-            product_s, slow = best_time(lambda: propagate(stack, engine="product"), 1)
-            if not np.array_equal(flow.first, slow.first):
-                print(f"MISMATCH on {spec}: the two engines differ", file=sys.stderr)
+    print_header(header)
+    rows, dead = [], set()
+    for name, n, spec, alive in sweep(args.presets, args.n, lambda name, n: f"{name}:n={n},scale={args.scale}", dead):
+        stack = build_stack(spec)
+        kit_s, flow = best_time(lambda: propagate(stack), 3 if n <= 1024 else 1)
+        product_s, slow = best_time(lambda: propagate(stack, engine="product"), 1)
+        if not np.array_equal(flow.first, slow.first):
+            print(f"MISMATCH on {spec}: the two engines differ", file=sys.stderr)
+            return 1
+        base = run_with_timeout(plain_first_arrival, (spec,), args.baseline_timeout) if alive else None
+        if base is None:
+            base_s = None
+            ratio, base_text, ratio_text = versus(None, kit_s, args.baseline_timeout, alive)
+            dead.add(name)
+        else:
+            base_s, (conv, pairs) = base
+            if conv != flow.converged or pairs != int(flow.limit.sum()):
+                print(f"MISMATCH on {spec}: kit converged at {flow.converged}, plain at {conv}", file=sys.stderr)
                 return 1
-            base = run_with_timeout(plain_first_arrival, (spec,), args.baseline_timeout) if alive else None
-            if base is None:
-                base_s, ratio = None, (None if not alive else args.baseline_timeout / kit_s)
-                base_text = "skipped" if not alive else f">{args.baseline_timeout:.0f}"
-                ratio_text = "" if ratio is None else f">{ratio:.0f}x"
-                alive = False
-            else:
-                base_s, (conv, pairs) = base
-                if conv != flow.converged or pairs != int(flow.limit.sum()):
-                    print(f"MISMATCH on {spec}: kit converged at {flow.converged}, plain at {conv}", file=sys.stderr)
-                    return 1
-                ratio = base_s / kit_s
-                base_text, ratio_text = f"{base_s:.3f}", f"{ratio:.0f}x"
-            print(f"{spec:<34} {stack.depth:>6} {flow.converged:>5} {kit_s:>10.3f} {product_s:>10.3f} "
-                  f"{base_text:>9} {ratio_text:>8}", flush=True)
-            rows.append({"spec": spec, "layers": stack.depth, "converged": flow.converged, "interval_seconds": kit_s,
-                         "product_seconds": product_s, "plain_seconds": base_s, "ratio": ratio})
+            ratio, base_text, ratio_text = versus(base_s, kit_s, args.baseline_timeout)
+        print(f"{spec:<34} {stack.depth:>6} {flow.converged:>5} {kit_s:>10.3f} {product_s:>10.3f} "
+              f"{base_text:>9} {ratio_text:>8}", flush=True)
+        rows.append({"spec": spec, "layers": stack.depth, "converged": flow.converged, "interval_seconds": kit_s,
+                     "product_seconds": product_s, "plain_seconds": base_s, "ratio": ratio})
     write_rows(args.json, rows)
     return 0
 

@@ -30,6 +30,7 @@ import time
 import numpy as np
 
 from benchmarks._timing import best_time
+from tests.cases import compositions
 
 MAX_N = 64  # the sweep never goes beyond
 
@@ -39,16 +40,7 @@ def _divisors_and_more(n: int) -> range:
 
 
 def _compositions(n: int):
-    for cuts in itertools.product((0, 1), repeat=n - 1):
-        parts, size = [], 1
-        for c in cuts:
-            if c:
-                parts.append(size)
-                size = 1
-            else:
-                size += 1
-        parts.append(size)
-        yield "+".join(map(str, parts))
+    return ("+".join(map(str, parts)) for parts in compositions(n))
 
 
 def _subsets(n: int):

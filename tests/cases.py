@@ -4,6 +4,8 @@ Read by the theory, CLI (and later solver and gpu) tests. Matrices use the kit's
 convention: row q, column k, 1 iff q attends k.
 """
 
+import itertools
+
 import numpy as np
 
 
@@ -33,3 +35,17 @@ MASK_CASES = {
 }
 
 SWAP2 = m("01 10")  # without the residual: period 2, no limit
+
+
+def compositions(n: int):
+    """Every composition of ``n`` (ordered positive parts summing to ``n``: the document lengths of a packing of
+    ``n`` positions), as a list of parts: 2^(n-1) of them, a cut or none between each pair of neighbours."""
+    for cuts in itertools.product((False, True), repeat=n - 1):
+        lengths, run = [], 1
+        for cut in cuts:
+            if cut:
+                lengths.append(run)
+                run = 1
+            else:
+                run += 1
+        yield lengths + [run]

@@ -45,12 +45,9 @@ every claim and variant (about 480). HASSE_ADVERSARIAL_REPORT=FILE writes every 
 from __future__ import annotations
 
 import ast
-import io
 import json
 import os
 import re
-import select
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +56,7 @@ import sys
 
 import pytest
 
-from hasse.cli import main
+from tests.bounded_run import bounded_main
 
 try:  # imported (never run) here, so that each forked run of the kit finds torch loaded: seconds less per run
     import torch  # noqa: F401
@@ -201,45 +198,13 @@ def argv_of(case: Case) -> list[str]:
     return argv + ["--json", "--timeout", str(KIT_TIMEOUT)]
 
 
+def _exit_code(code):
+    return code if isinstance(code, int) else 2
+
+
 def run_kit(argv: list[str], seconds: float = WALL):
     """(exit code, stdout, stderr) of ``main(argv)`` in a forked copy of this process; None past ``seconds``."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.close(r)
-            import contextlib
-            import traceback
-            out, err, code = io.StringIO(), io.StringIO(), -1
-            with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                try:
-                    code = main(argv)
-                except SystemExit as exc:
-                    code = exc.code if isinstance(exc.code, int) else 2
-                except BaseException:  # noqa: BLE001 -- what the contract forbids: report it
-                    traceback.print_exc(file=err)
-                    code = -1
-            os.write(w, json.dumps([code, out.getvalue()[-200000:], err.getvalue()[-20000:]]).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks, end = [], time.monotonic() + seconds
-    try:
-        while True:
-            left = end - time.monotonic()
-            if left <= 0 or not select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                return None
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        os.waitpid(pid, 0)
-    if not chunks:
-        return -9, "", "the child died"
-    return tuple(json.loads(b"".join(chunks)))
+    return bounded_main(argv, seconds, exit_code=_exit_code)
 
 
 # ---- the truth --------------------------------------------------------------------------------------------

@@ -202,8 +202,21 @@ def edit(path, change, out=None):
     return target
 
 
-def combine(capsys, *paths, n=4, name=STABLE):
-    return cli(capsys, "prove", name, "--n", str(n), "--combine", *map(str, paths))
+def combine(capsys, *paths, n=4, name=STABLE, extra=()):
+    return cli(capsys, "prove", name, "--n", str(n), "--combine", *map(str, paths), *extra)
+
+
+def combined(capsys, certificate, *paths, n=4, name=STABLE):
+    """``hasse prove NAME --n N --combine PATHS --certificate CERTIFICATE --json``: (exit code, its one result,
+    stderr)."""
+    code, out, err = combine(capsys, *paths, n=n, name=name, extra=("--certificate", str(certificate), "--json"))
+    return code, json.loads(out)["results"][0], err
+
+
+def verified(capsys, path, fraction):
+    """``hasse certificate verify PATH --recheck FRACTION --json``: (exit code, the report, stdout and stderr)."""
+    code, out, err = cli(capsys, "certificate", "verify", str(path), "--recheck", fraction, "--json")
+    return code, json.loads(out), out + err
 
 
 def refused(capsys, *paths, n=4, name=STABLE, match=""):
@@ -215,13 +228,10 @@ def refused(capsys, *paths, n=4, name=STABLE, match=""):
 
 def test_genuine_shards_combine_and_verify(shards, capsys, tmp_path):
     full = tmp_path / "full.json"
-    code, out, _ = cli(capsys, "prove", STABLE, "--n", "4", "--combine", *map(str, shards), "--certificate",
-                       str(full), "--json")
-    result = json.loads(out)["results"][0]
+    code, result, _ = combined(capsys, full, *shards)
     assert code == 0 and result["verdict"] == PROVED and result["checked"] == result["space"] == 4096
     for fraction in ("0", "0.5", "1.0"):
-        code, out, _ = cli(capsys, "certificate", "verify", str(full), "--recheck", fraction, "--json")
-        report = json.loads(out)
+        code, report, _ = verified(capsys, full, fraction)
         assert code == 0 and report["agrees"]
     assert report["results"][0]["rechecked"] == 4096
 
@@ -487,16 +497,14 @@ def forged_orbit_parts(orbit_shards, forgery):
 
 def test_genuine_orbit_parts_combine_and_verify(orbit_shards, capsys, tmp_path):
     full = tmp_path / "full.json"
-    code, out, err = cli(capsys, "prove", ORB, "--n", "5", "--combine", *map(str, orbit_shards), "--certificate",
-                         str(full), "--json")
-    result = json.loads(out)["results"][0]
+    code, result, err = combined(capsys, full, *orbit_shards, n=5, name=ORB)
     assert code == 0, err
     assert (result["verdict"], result["checked"], result["space"]) == (PROVED, CLASSES_5, CLASSES_5)
     assert [p["part"] for p in result["details"]["parts"]] == [[i, 3] for i in range(3)]
     for path in (full, *orbit_shards):
         for fraction in ("0", "1.0"):
-            code, out, err = cli(capsys, "certificate", "verify", str(path), "--recheck", fraction, "--json")
-            assert code == 0 and json.loads(out)["agrees"], out + err
+            code, report, said = verified(capsys, path, fraction)
+            assert code == 0 and report["agrees"], said
     # the command line writes the same part: hasse prove --orbits --shard i/k
     cli_part = tmp_path / "cli1.json"
     assert cli(capsys, "prove", ORB, "--n", "5", "--orbits", "--shard", "1/3", "--certificate", str(cli_part))[0] == 3

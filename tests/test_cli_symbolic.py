@@ -14,15 +14,13 @@ import importlib
 import json
 import sys
 import types
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hasse.cli import main
 from hasse.solvers.symbolic.claims import Claim, SymbolicVerdict
-
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text(encoding="utf-8"))
+from tests.cli_run import run, schema_problems, written
 
 MASKS = '''\
 def causal(b, h, q_idx, kv_idx):
@@ -70,23 +68,8 @@ needs_tasks = pytest.mark.skipif(not (_has("claims") and _has("catalog") and _ha
                                  reason="solvers/symbolic/tasks.py, catalog.py or claims.py not there yet")
 
 
-@pytest.fixture
-def masks(tmp_path) -> Path:
-    path = tmp_path / "masks.py"
-    path.write_text(MASKS)
-    return path
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def valid(command: str, data) -> list[str]:
-    jsonschema = pytest.importorskip("jsonschema")
-    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/" + command}
-    return [e.message[:200] for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
+masks = written("masks.py", MASKS)
+valid = schema_problems
 
 
 # --- the command line against a stand-in claims module -----------------------------------------------------

@@ -2,8 +2,6 @@
 kinds a caller accepts, errors that carry their parameter to the command line's flag, the torch hooks."""
 
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,6 +13,7 @@ from hasse.theory.inputs.read import Reading, Subject, kind_of, read
 from hasse.theory.mask import NamedMask
 from hasse.theory.stack import LayerStack
 from hasse.theory.task import Task
+from tests.fresh_python import modules_after
 
 CAUSAL_3 = [[1, 0, 0], [1, 1, 0], [1, 1, 1]]
 
@@ -123,11 +122,8 @@ def test_no_call_site_passes_the_hooks_by_hand():
 
 
 def test_importing_the_input_wing_imports_no_torch():
-    code = ("import sys\nimport hasse.theory.inputs.read, hasse.theory.inputs.masks, hasse.theory.inputs.hooks\n"
-            "import hasse.theory.inputs.stacks, hasse.theory.inputs.tasks\n"
-            "from hasse.theory.inputs.read import read\n"
-            "read('causal:n=3', accept=('mask',))\n"
-            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith('torch.')))")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr[-1000:]
-    assert proc.stdout.strip() == "[]"
+    loaded = modules_after("import hasse.theory.inputs.read, hasse.theory.inputs.masks, hasse.theory.inputs.hooks\n"
+                           "import hasse.theory.inputs.stacks, hasse.theory.inputs.tasks\n"
+                           "from hasse.theory.inputs.read import read\n"
+                           "read('causal:n=3', accept=('mask',))", timeout=120)
+    assert sorted(m for m in loaded if m == "torch" or m.startswith("torch.")) == []

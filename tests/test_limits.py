@@ -894,9 +894,9 @@ def test_issue20_a_mask_mod_that_allocates_without_bound_is_one_line(tmp_path):
 # limit (a bound on a hang, not a timing assertion); gpu-check rows run in a subprocess (torch is not fork-safe).
 
 import re as _re  # noqa: E402
-import resource as _resource  # noqa: E402
-import select as _select  # noqa: E402
 import shlex as _shlex  # noqa: E402
+
+from tests.bounded_run import bounded_main  # noqa: E402
 
 SIZE_DIGITS = "9" * 5000  # Python's int-str limit is 4,300 digits
 SIZE_400 = "9" * 400  # beyond 64 bits and beyond a float
@@ -1020,49 +1020,8 @@ def _bounded_main(argv, seconds=180.0, memory=4 << 30):
     The child may use ``memory`` bytes more address space than the parent holds (so a size that
     used to be allocated fails there, not on the machine); a traceback is caught and returned.
     """
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        code, err = -1, ""
-        try:
-            os.close(r)
-            import contextlib
-            import io
-            import traceback
-
-            with open("/proc/self/status") as f:
-                vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-            _resource.setrlimit(_resource.RLIMIT_AS, (vm + memory, vm + memory))
-            buf, out = io.StringIO(), io.StringIO()
-            with contextlib.redirect_stderr(buf), contextlib.redirect_stdout(out):
-                try:
-                    code = main(argv)
-                except SystemExit as exc:
-                    code = exc.code
-                except BaseException:  # noqa: BLE001 -- what a fix must prevent: report it
-                    traceback.print_exc(file=buf)
-            err = buf.getvalue()
-            os.write(w, json.dumps([code, err[-20000:]]).encode())
-        finally:
-            os._exit(0)
-    os.close(w)
-    chunks, end = [], time.monotonic() + seconds
-    try:
-        while True:
-            left = end - time.monotonic()
-            if left <= 0 or not _select.select([r], [], [], left)[0]:
-                os.kill(pid, signal.SIGKILL)
-                return None
-            chunk = os.read(r, 1 << 16)
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(r)
-        os.waitpid(pid, 0)
-    if not chunks:
-        return -9, "the child died (out of memory?)"
-    return tuple(json.loads(b"".join(chunks)))
+    result = bounded_main(argv, seconds, memory=memory, died="the child died (out of memory?)")
+    return None if result is None else (result[0], result[2])
 
 
 def _one_short_line(result, argv):

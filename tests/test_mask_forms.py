@@ -17,20 +17,14 @@ torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 import hasse  # noqa: E402
-from hasse.cli import main  # noqa: E402
 from hasse.gpu_check.torch_masks import read_torch  # noqa: E402
 from hasse.theory.inputs import arrays as mask_arrays  # noqa: E402
 from hasse.theory.errors import InputError  # noqa: E402
 from tests.mask_reading import load_mask, load_mask_grid  # noqa: E402
+from tests.cli_run import run  # noqa: E402
 
 Q = 6  # positions of the HF-style masks
 PAD = 2  # batch row 1 is left-padded: its first PAD positions are padding
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *argv):

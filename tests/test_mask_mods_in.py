@@ -21,6 +21,7 @@ from hasse.cli import main
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.forms import form_of
 from hasse.theory.inputs.calls import parse_call, split_function
+from tests.cli_run import run, written
 
 ATTN_GYM = '''\
 """An attention-gym style file: factories that return FlexAttention mask_mods."""
@@ -96,24 +97,8 @@ def last_two(b, h, q_idx, kv_idx):
 '''
 
 
-@pytest.fixture
-def gym(tmp_path):
-    path = tmp_path / "attn_gym_masks.py"
-    path.write_text(ATTN_GYM)
-    return path
-
-
-@pytest.fixture
-def baked(tmp_path):
-    path = tmp_path / "baked.py"
-    path.write_text(BAKED)
-    return path
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+gym = written("attn_gym_masks.py", ATTN_GYM)
+baked = written("baked.py", BAKED)
 
 
 # --- independent references ----------------------------------------------------------------

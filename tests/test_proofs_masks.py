@@ -28,6 +28,7 @@ from hasse.proofs.registry import MASK_THEOREMS
 from hasse.proofs.theorem import PROVED, REFUTED, UNKNOWN, Context, run_theorem
 from hasse.solvers import exhaustive as ex
 from hasse.theory import batch
+from tests.planted import closure_one_squaring_short
 
 METHODS = ("exhaustive", "z3")
 
@@ -100,13 +101,7 @@ def test_z3_proves_n8(name):
 
 
 def test_closure_one_squaring_short_is_refuted(monkeypatch):
-    real = batch.closure
-
-    def short(rows, squarings=None):
-        wanted = batch.squarings_needed(rows.shape[0]) if squarings is None else squarings
-        return real(rows, max(wanted - 1, 0))
-
-    monkeypatch.setattr(batch, "closure", short)
+    closure_one_squaring_short(monkeypatch)
     for n in (3, 4):
         r = prove("limit_is_preorder", n, "exhaustive")
         assert r.verdict == REFUTED and r.counterexample["part"] == "not transitive"

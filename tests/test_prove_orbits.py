@@ -30,6 +30,7 @@ from hasse.solvers import exhaustive as ex
 from hasse.solvers import orbits
 from hasse.theory import batch
 from hasse.theory.errors import InputError
+from tests.planted import closure_one_squaring_short
 
 LEVEL = registry.MASK_THEOREMS + registry.ENGINE_THEOREMS
 PREORDERS = (1, 1, 4, 29, 355, 6942, 209527, 9535241)  # OEIS A000798, written out here
@@ -197,13 +198,7 @@ def test_fallback_enumeration_gives_the_same_verdicts():
 
 
 def test_a_planted_bug_is_still_refuted_via_orbits(monkeypatch):
-    real = batch.closure
-
-    def short(rows, squarings=None):
-        wanted = batch.squarings_needed(rows.shape[0]) if squarings is None else squarings
-        return real(rows, max(wanted - 1, 0))
-
-    monkeypatch.setattr(batch, "closure", short)
+    closure_one_squaring_short(monkeypatch)
     t = registry.get("limit_is_preorder")
     for n in (3, 4):
         labelled = run_theorem(t, n, "exhaustive")

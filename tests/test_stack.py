@@ -19,6 +19,7 @@ from hasse.theory.stack import LayerStack, StackLayer, _interval_form, propagate
 from hasse.theory.stack_leak import find_stack_flows, find_stack_isolation, find_stack_leaks
 from hasse.theory.inputs.stacks import build_stack, split_stack
 from hasse.theory.task import make_task
+from tests.stack_reference import arrivals
 
 PRESETS = ("gemma2", "gemma3", "llama4", "gpt_oss", "mistral", "hybrid")
 
@@ -197,24 +198,6 @@ def _valid_witness(stack, path, hops, depth):
     assert not hops or hops[-1] == depth
 
 
-def _first_by_search(masks, k, limit):
-    """First layer count at which each position depends on k: BFS over (position, layer) states."""
-    n = masks[0].shape[0]
-    first = np.full(n, -1)
-    first[k] = 0
-    frontier = {k}
-    for layer in range(1, limit + 1):
-        m = masks[(layer - 1) % len(masks)]
-        new = set(frontier)
-        for v in frontier:
-            new.update(int(q) for q in np.flatnonzero(m[:, v]))
-        for q in new - frontier:
-            if first[q] < 0:
-                first[q] = layer
-        frontier = new
-    return first
-
-
 @pytest.mark.parametrize("seed", range(8))
 def test_first_arrival_and_witnesses_against_a_search(seed):
     rng = np.random.default_rng(300 + seed)
@@ -223,7 +206,7 @@ def test_first_arrival_and_witnesses_against_a_search(seed):
     stack = _stack(masks)
     flow = propagate(stack)
     for k in range(n):
-        assert flow.first[:, k].tolist() == _first_by_search(masks, k, depth * n + 1).tolist()
+        assert flow.first[:, k].tolist() == arrivals(masks, k, depth * n + 1)
         for q in range(n):
             if flow.first[q, k] > 0:
                 path, hops = flow.witness(k, q)

@@ -14,13 +14,13 @@ import math
 import numpy as np
 import pytest
 
-from hasse.cli import main
+from tests.cli_run import run
 
 
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+def analyze_text(capsys, *argv) -> str:
+    code, out, err = run(capsys, "analyze", *argv)
+    assert code == 0, err
+    return out
 
 
 def analyze_json(capsys, *argv) -> dict:
@@ -92,8 +92,7 @@ def test_gemma3_small_receptive_field_by_hand(capsys):
 
 
 def test_gemma3_small_text(capsys):
-    code, out, _ = run(capsys, "analyze", "gemma3:n=24,scale=256")
-    assert code == 0
+    out = analyze_text(capsys, "gemma3:n=24,scale=256")
     assert "layers 1-5:  sliding_window:n=24,window=4 (attention)" in out
     assert "layer 6:     causal:n=24 (attention)" in out
     assert "(layers 1-6 repeated: 5 times, then layers 1-4 of it; 34 layers)" in out
@@ -120,8 +119,7 @@ def test_gpt_oss_small_receptive_field_by_hand(capsys):
 
 def test_gemma3_at_4096_is_fast_and_short(capsys):
     """n = 4096, 34 layers: O(n) per layer and nothing n^2 printed (rf by hand: 1023 positions back per layer)."""
-    code, out, _ = run(capsys, "analyze", "gemma3:n=4096")
-    assert code == 0
+    out = analyze_text(capsys, "gemma3:n=4096")
     assert "the last position (4095) first sees the first (0) after 5 layers (within the model's depth)" in out
     assert "converged by the model's depth (34 layers)" in out
     assert len(out) < 8000
@@ -130,8 +128,7 @@ def test_gemma3_at_4096_is_fast_and_short(capsys):
 
 
 def test_hybrid_says_recurrent_layers_are_dependency_patterns(capsys):
-    code, out, _ = run(capsys, "analyze", "hybrid:n=8")
-    assert code == 0
+    out = analyze_text(capsys, "hybrid:n=8")
     assert "layers 1-4:  recurrent:n=8,chunk=0 (recurrent: enters as its dependency pattern, causal)" in out
     assert "linear attention and state-space layers (the paper's future work) are exact this way" in out
     assert "Jamba v0.1" in out
@@ -144,8 +141,7 @@ def test_hybrid_says_recurrent_layers_are_dependency_patterns(capsys):
 
 def test_small_stack_text_json_and_reachability(capsys):
     spec = "sliding_window:w=2 x3, causal"
-    code, out, _ = run(capsys, "analyze", "--stack", spec, "--n", "8", "--layers", "2")
-    assert code == 0
+    out = analyze_text(capsys, "--stack", spec, "--n", "8", "--layers", "2")
     assert "layers 1-3:  sliding_window:n=8,window=2 (attention)" in out
     assert "layer 4:     causal:n=8 (attention)" in out
     assert "the flow stops changing after 4 layers; converged by the model's depth (4 layers)" in out

@@ -16,51 +16,21 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hasse.cli import main
-
 jsonschema = pytest.importorskip("jsonschema")
 
-SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "docs" / "schema.json").read_text(encoding="utf-8"))
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.cli_run import run, schema_problems  # noqa: E402
+from tests.stack_reference import arrivals as _arrivals  # noqa: E402
 
 
 def run_json(capsys, *argv):
     code, out, err = run(capsys, *argv, "--json")
     assert code in (0, 1), err
     data = json.loads(out)
-    schema = {"$schema": SCHEMA["$schema"], "$defs": SCHEMA["$defs"], "$ref": "#/$defs/" + argv[0]}
-    problems = [e.message[:200] for e in jsonschema.Draft202012Validator(schema).iter_errors(data)]
-    assert problems == []
+    assert schema_problems(argv[0], data) == []
     return code, data
 
 
 # --------------------------------------------------------------------------- the independent reference
-
-
-def _arrivals(masks, source, limit):
-    """``first[q]``: the fewest layers after which position ``q`` holds ``source``'s content (-1: never within
-    ``limit``), by a breadth-first search over (position, layer) states; layer ``l`` (1-based) uses
-    ``masks[(l - 1) % len(masks)]`` and a position keeps what it holds (the residual)."""
-    n = masks[0].shape[0]
-    first = [-1] * n
-    first[source] = 0
-    holding = {source}
-    for layer in range(1, limit + 1):
-        m = masks[(layer - 1) % len(masks)]
-        reached = set(holding)
-        for v in holding:
-            for q in range(n):
-                if m[q][v]:
-                    reached.add(q)
-        for q in reached - holding:
-            first[q] = layer
-        holding = reached
-    return first
 
 
 def _check_witness(masks, item):

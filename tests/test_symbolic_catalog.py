@@ -22,6 +22,7 @@ from hasse.solvers.symbolic.catalog import Ancestry, fix_index, index_instances,
 from hasse.solvers.symbolic.trace import TraceError
 from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
+from tests.cases import compositions
 
 MAX_N = 24
 SAMPLE_N = (1, 2, 3, 4, 6, 7, 12, 24)
@@ -174,18 +175,6 @@ def test_bad_specs_one_line(spec, words):
 
 def document_ids(lengths):
     return [i for i, length in enumerate(lengths) for _ in range(length)]
-
-
-def compositions(n):
-    for cuts in itertools.product((False, True), repeat=n - 1):
-        lengths, run = [], 1
-        for cut in cuts:
-            if cut:
-                lengths.append(run)
-                run = 1
-            else:
-                run += 1
-        yield lengths + [run]
 
 
 def random_parents(rng, m):

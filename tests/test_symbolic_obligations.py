@@ -17,7 +17,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from hasse.cli import main
+from tests.cli_run import run
 
 torch = pytest.importorskip("torch")
 
@@ -73,12 +73,6 @@ def programs(tmp_path):
     namespace: dict = {}
     exec(compile(PROGRAMS, str(path), "exec"), namespace)  # the same programs, run with real torch
     return path, namespace
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def run_json(capsys, *argv):

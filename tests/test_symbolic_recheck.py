@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 import z3
 
-from hasse.cli import main
 from hasse.solvers.symbolic import catalog as symbolic_catalog
 from hasse.solvers.symbolic import recheck
 from hasse.solvers.symbolic.evaluate import Unevaluable, evaluate, evaluate_partial
+from tests.cli_run import run, written
 
 MASKS = '''\
 def limited(b, h, q_idx, kv_idx):
@@ -41,17 +41,7 @@ def blocks(b, h, q_idx, kv_idx):
 '''
 
 
-@pytest.fixture
-def masks(tmp_path):
-    path = tmp_path / "masks.py"
-    path.write_text(MASKS)
-    return path
-
-
-def run(capsys, *argv):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+masks = written("masks.py", MASKS)
 
 
 # ---------------------------------------------------------------- the evaluator against Z3
