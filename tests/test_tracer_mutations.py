@@ -57,8 +57,9 @@ def groups() -> dict:
 
 
 DRIVER = """
-import json, sys
+import json, os, sys
 sys.path.insert(0, sys.argv[1])
+sys.path.append(os.path.dirname(sys.argv[1]))  # `tests.*` helpers, after the kit's copy (which must win `hasse`)
 import hasse
 assert hasse.__file__.startswith(sys.argv[2]), hasse.__file__
 from test_adversarial import run_kit
