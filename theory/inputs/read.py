@@ -37,8 +37,8 @@ Usage (a command; ``args`` its parsed arguments)::
     kind_of(text) == "task"                            # a decision without reading (it may read a JSON file)
 
 ``subject.first_row()`` is the mask a command that takes one matrix uses (its spec
-names the batch row when there are several). In the command line, wrap the calls in
-``try: ... except InputError as exc: raise flagged(exc) from None`` (hasse.cli.parsers).
+names the batch row when there are several). The command line's ``main`` words every
+error it prints with :func:`hasse.cli.parsers.flagged`, so no command rewords one itself.
 
 >>> subject = read("causal:n=3", accept=("mask",))
 >>> subject.kind, subject.label, subject.mask.matrix.astype(int).tolist()
