@@ -239,7 +239,9 @@ def test_repeat_cycles_the_stack(capsys):
 def test_counterexample_through_a_stack(capsys, tmp_path):
     code, data = run_json(capsys, "counterexample", "causal_lm", "--stack", "causal x3, bidirectional", "--n", 4)
     assert code == 1 and data["tokens"] == 2 and data["property"] == "leak" and data["layers"] == 4
-    assert data["stack"] == {"spec": "causal:n=2 x3, bidirectional:n=2", "depth": 4}
+    assert {k: data["stack"][k] for k in ("spec", "depth")} == {"spec": "causal:n=2 x3, bidirectional:n=2", "depth": 4}
+    _, leak = run_json(capsys, "leak", "causal_lm:n=2", "--stack", "causal x3, bidirectional")
+    assert data["stack"] == leak["stack"]  # one shape of a stack in every command's JSON, converged_depth too
     assert data["leaks"] == [{"position": 0, "target": 1, "source": 1, "path": [1, 0], "depth": 4,
                               "hop_layers": [4]}]
     cex = tmp_path / "cex.json"

@@ -65,6 +65,7 @@ class Counterexample:
     solver_calls: int = 0  # z3: how many solver checks ran
     seconds: float = 0.0
     stack: object = None  # searched with a stack (theory.stack): the LayerStack of the task found (or the last built)
+    empty_rows: str = LEAK_DEFAULT  # the policy the search read empty rows by
 
     def to_json(self) -> dict:
         """The answer as JSON (design §7): ``tokens`` (the size that breaks it, null if none), ``property``,
@@ -81,8 +82,11 @@ class Counterexample:
 
         out = {"tokens": self.n, "property": self.property, "where": self.where, "checked": list(self.checked),
                "skipped": [{"tokens": n, "reason": r} for n, r in self.skipped]}
-        if self.stack is not None:
-            out["stack"] = {"spec": self.stack.spec, "depth": self.stack.depth}
+        if self.stack is not None:  # the one shape of a stack in every command's JSON
+            from hasse.theory.stack import propagate, stack_ref
+            from hasse.theory.stack_leak import apply_stack_policy
+
+            out["stack"] = stack_ref(self.stack, propagate(apply_stack_policy(self.stack, self.empty_rows)[0]))
         if self.task is None:
             return out
         t = self.task
@@ -164,7 +168,8 @@ def find_counterexample(design: str, max_n: int, *, merged: bool = False, infere
 
     def found(n=None, prop=None, where=None, task=None, witness=None, report=None, mismatches=()):
         return Counterexample("direct", design, n, prop, where, task, witness, tuple(checked), tuple(skipped),
-                              report, mismatches, seconds=time.perf_counter() - start, stack=through)
+                              report, mismatches, seconds=time.perf_counter() - start, stack=through,
+                              empty_rows=empty_rows)
 
     for n, tasks in sizes:
         checked.append(n)

@@ -182,6 +182,17 @@ class StackFlow:
         return tuple(reversed(path)), tuple(reversed(hops))
 
 
+def stack_ref(stack: LayerStack, flow: StackFlow) -> dict:
+    """The JSON of a stack a command ran (docs/schema.json ``stack_ref``): ``{spec, depth, converged_depth, note}``.
+
+    >>> from hasse.theory.inputs.stacks import build_stack
+    >>> stack = build_stack("causal x2", 3)
+    >>> stack_ref(stack, propagate(stack))
+    {'spec': 'causal:n=3 x2', 'depth': 2, 'converged_depth': 1, 'note': None}
+    """
+    return {"spec": stack.spec, "depth": stack.depth, "converged_depth": flow.converged, "note": stack.note or None}
+
+
 def propagate(stack: LayerStack, layers: int | None = None, *, until_converged: bool = True,
               engine: str = "auto") -> StackFlow:
     """Propagate ``stack`` for ``layers`` layers (default: its depth), cycling its layers.

@@ -22,6 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
+from hasse.theory.stack import stack_ref
+
 RECURRENT_NOTE = ("recurrent layers are not attention: each enters as its dependency pattern (its output at q "
                   "depends on exactly the inputs its recurrence reads) — linear attention and state-space layers "
                   "(the paper's future work) are exact this way")
@@ -117,7 +119,7 @@ def stack_json(stack, flow, *, analysis: bool = False) -> dict:
     """
     converged = flow.converged
     if not analysis:
-        return {"spec": stack.spec, "depth": stack.depth, "converged_depth": converged, "note": stack.note or None}
+        return stack_ref(stack, flow)
     return {
         "spec": stack.spec,
         "note": stack.note,
