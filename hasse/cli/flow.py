@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import re
 
-from hasse.cli.layers_in import NOT_WITH_STACK, check_layers, refuse_for_stack
+from hasse.cli.layers_in import read_layers
 from hasse.theory.inputs.layers import flow_layers
-from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments, reading_of
+from hasse.cli.arguments import add_empty_rows_argument, add_range_arguments, add_stack_arguments
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.errors import InputError
@@ -86,11 +86,7 @@ def parse_set(text: str, n: int, what: str) -> list[int]:
 
 def run_flow(args) -> int:
     """One path for a mask (each batch row's layer at every depth) and for a stack: read, find, report."""
-    check_layers(args.layers)
-    reading = reading_of(args)  # every option that says how an input reads
-    layers = flow_layers(args.mask, args.stack, reading, repeat=args.repeat, empty_rows=args.empty_rows)
-    if layers.stack is not None:
-        refuse_for_stack(args, NOT_WITH_STACK)
+    layers = read_layers(args, args.mask, flow_layers)
     stack, named = layers.stack, layers.named
     n = len(layers.names)
     sources = parse_set(args.sources, n, "--from")

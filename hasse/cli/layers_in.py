@@ -5,6 +5,7 @@ and the line that says a MASK is checked as next-token prediction. What they rea
 
 from __future__ import annotations
 
+from hasse.cli.arguments import reading_of
 from hasse.theory.errors import InputError
 
 NEXT_TOKEN = ("checked as next-token prediction (position q predicts x_{q+1}); give a task file for other "
@@ -28,3 +29,14 @@ def refuse_for_stack(args, flags: dict) -> None:
     for dest, why in flags.items():
         if getattr(args, dest, None) not in (None, False):
             raise InputError(f"--{dest.replace('_', '-')} {why}")
+
+
+def read_layers(args, subject: str | None, reader):
+    """What ``hasse leak``/``hasse flow`` check, read once by ``reader`` (:func:`theory.inputs.layers.leak_layers`
+    or ``flow_layers``) with the command's options; the options a stack refuses refused when it is one."""
+    check_layers(args.layers)
+    reading = reading_of(args)  # every option that says how an input reads
+    layers = reader(subject, args.stack, reading, repeat=args.repeat, empty_rows=args.empty_rows)
+    if layers.stack is not None:
+        refuse_for_stack(args, NOT_WITH_STACK)
+    return layers

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, NOT_WITH_STACK, check_layers, refuse_for_stack
+from hasse.cli.layers_in import NEXT_TOKEN, NEXT_TOKEN_STACK, read_layers
 from hasse.theory.inputs.layers import leak_layers
 from hasse.cli.arguments import (add_code_timeout_argument, add_convention_argument, add_empty_rows_argument,
-                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments,
-                                reading_of)
+                                add_heads_batch_arguments, add_query_arguments, add_stack_arguments)
 from hasse.cli.parsers import add_command, integer
 from hasse.theory.empty_rows import LEAK_DEFAULT
 from hasse.theory.stack_leak import find_stack_leaks, with_empty_rows
@@ -89,11 +88,7 @@ def register(sub) -> None:
 
 def run_leak(args) -> int:
     """One path for a mask (its one layer at every depth) and for a stack: read, find, report."""
-    check_layers(args.layers)
-    reading = reading_of(args)  # every option that says how an input reads
-    layers = leak_layers(args.task, args.stack, reading, repeat=args.repeat, empty_rows=args.empty_rows)
-    if layers.stack is not None:
-        refuse_for_stack(args, NOT_WITH_STACK)
+    layers = read_layers(args, args.task, leak_layers)
     stack, depth = layers.stack, args.layers
     if stack is not None and depth is None:
         depth = stack.depth  # a stack's verdict is for a model of its own depth
