@@ -357,3 +357,33 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
         subject = load_mask(subject).matrix
     return run_check(subject, layers, backend, device, seeds=seeds)
 
+
+
+def audit(model, batch=None, *, intended=None, n: int | None = None, documents=None, seeds: int = 3,
+          trust_code: bool = False, row: int = 0, layers: int = 2, backends=None, chunk: int = 8):
+    """The measured flow of ``model`` on one row of ``batch``, per layer and per operator, against the intended flow.
+
+    ``model``: an ``nn.Module`` (your own, as it is), ``"file.py:build"`` /
+    ``"file.py:build(k=v)"`` (``build`` returns a module or ``(module, batch)``; runs only
+    with ``trust_code=True``), a local checkpoint directory (its weights, offline) or a
+    family / configuration name (built small with seeded weights, ``layers`` layers).
+    ``batch``: a dict of the model's keyword arguments (``input_ids`` or ``inputs_embeds``,
+    ``position_ids``, ``attention_mask``, ``cu_seq_lens_q/k``, ``seq_idx``, ``labels``) or a
+    ``.pt`` / ``.npz`` / ``.json`` file; several rows: ``row``. Without one, ``documents``
+    (``"3+5"`` or a tuple) or ``n`` lay out a packed or plain row. ``intended``: a stack
+    spec (``"sliding_window:w=3, causal"``), a LayerStack or one (n, n) mask per layer;
+    None: from the configuration's layer pattern, else from the operators found, inside
+    the documents the batch names (``position_ids`` restarts, ``cu_seq_lens``, ``seq_idx``),
+    never a padding key. Needs the ``hf`` extra (torch; transformers for configurations).
+
+    Returns
+    -------
+    Audit : per backend the measured pairs, the findings grouped by documents with the first
+    layer and the operator that carries them (``groups``), and each operator's own flow.
+    """
+    from hasse.gpu_check.audit.engine import audit_subject
+    from hasse.gpu_check.audit.user_model import intended_masks_of, subject_of
+
+    subject = subject_of(model, batch, n=n, documents=documents, row=row, trust_code=trust_code, layers=layers)
+    return audit_subject(subject, intended_masks_of(intended, subject.layout.n), seeds=seeds, chunk=chunk,
+                         backends=backends)
