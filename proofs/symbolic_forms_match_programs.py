@@ -92,6 +92,8 @@ def values_of(name: str, m: int) -> list[dict]:
         return [{"block": b} for b in range(1, m + 2)]
     if name in ("chunked", "recurrent"):
         return [{"chunk": c} for c in range(0, m + 2)]
+    if name == "conv":
+        return [{"width": w} for w in range(0, m + 2)]
     raise ValueError(f"no parameter values written for {name}")
 
 

@@ -77,6 +77,39 @@ EXPECTED = {
             [0, 0, 0, 1],
         ],
     ),
+    # a recurrence reset every 3 positions and at the documents 2+3: causal within the segments 2, 1, 2
+    "recurrent:n=5,chunk=3,documents=2+3": (
+        ("0", "1", "2", "3", "4"),
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 0, 1, 0],
+            [0, 0, 0, 1, 1],
+        ],
+    ),
+    # a causal convolution of kernel 3: q - 3 < k <= q
+    "conv:n=5,width=3": (
+        ("0", "1", "2", "3", "4"),
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [1, 1, 1, 0, 0],
+            [0, 1, 1, 1, 0],
+            [0, 0, 1, 1, 1],
+        ],
+    ),
+    # the same, reset at the documents 2+3: nothing reaches back into document 0
+    "conv:n=5,width=3,documents=2+3": (
+        ("0", "1", "2", "3", "4"),
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [0, 0, 1, 0, 0],
+            [0, 0, 1, 1, 0],
+            [0, 0, 1, 1, 1],
+        ],
+    ),
     # distance d = 2, so 3 keys: 0 <= q - k <= 2
     "sliding_window_distance:n=5,d=2": (
         ("0", "1", "2", "3", "4"),
@@ -234,6 +267,7 @@ def test_mask_entries_order():
         "block_causal",
         "chunked",
         "recurrent",
+        "conv",
         "bd3lm",
         "xlnet",
         "tree",

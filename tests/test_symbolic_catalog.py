@@ -44,11 +44,13 @@ def values_of(entry: str, n: int) -> list[dict]:
         return [{"chunk": c} for c in range(0, n + 2)]
     if entry == "recurrent":
         return [{"chunk": c} for c in range(0, n + 2)]
+    if entry == "conv":
+        return [{"width": w} for w in range(0, n + 2)]
     raise AssertionError(entry)
 
 
 TRACED = ("causal", "bidirectional", "sliding_window", "sliding_window_distance", "prefix_lm", "block_causal",
-          "chunked", "recurrent", "bd3lm", "block_two_stream", "block_two_stream_clique", "butterfly")
+          "chunked", "recurrent", "conv", "bd3lm", "block_two_stream", "block_two_stream_clique", "butterfly")
 
 _CACHE: dict = {}
 
@@ -161,6 +163,9 @@ def test_statements_and_sizes():
     ("xlnet:order=0+0", "permutation"),
     ("tree:parents=0", "points to the node itself"),
     ("document:lengths=2+0", "positive"),
+    ("conv:width=0", "width must be a positive integer"),
+    ("conv:n=4,width=2,documents=2+2", "no symbolic form yet"),
+    ("recurrent:n=4,documents=2+2", "no symbolic form yet"),
     ("ar", "ar"),
 ])
 def test_bad_specs_one_line(spec, words):

@@ -301,9 +301,15 @@ def plus_joined(values: Iterable[int]) -> str:
 def canonical_spec(entry: Entry, values: dict[str, Any]) -> str:
     """``name:key=value,…`` with every parameter, in the entry's order, values canonical.
 
+    An optional list left empty (its default ``()``: ``recurrent``'s ``documents``) is
+    left out, so that a spec written before the list existed keeps its canonical text.
+
     >>> import hasse.theory.catalog  # registers the built-in entries
     >>> canonical_spec(get_entry("block_two_stream"), {"n": 4, "block": 2, "variant": "chain"})
     'block_two_stream:n=4,block=2,variant=chain'
+    >>> canonical_spec(get_entry("recurrent"), {"n": 4, "chunk": 0, "documents": ()})
+    'recurrent:n=4,chunk=0'
     """
-    items = [f"{p.name}={format_value(p, values[p.name])}" for p in entry.params]
+    items = [f"{p.name}={format_value(p, values[p.name])}" for p in entry.params
+             if not (p.kind == "int_list" and p.default == () and tuple(values[p.name]) == ())]
     return entry.name + (":" + ",".join(items) if items else "")

@@ -20,14 +20,18 @@ it sees all it will ever see) is the largest ``F[q, k]`` of its row.
 
 A recurrent, linear-attention or state-space layer is not attention, but its output at
 ``q`` depends on exactly the inputs its recurrence reads: the causal prefix (``k <= q``),
-or the prefix of ``q``'s chunk when the state is reset at chunk boundaries. It enters a
-stack as that dependency pattern (``kind = "recurrent"``), which keeps the theory exact.
+or the prefix of ``q``'s segment when the state is reset at chunk or document boundaries.
+It enters a stack as that dependency pattern (``kind = "recurrent"``), which keeps the
+theory exact. A short causal convolution of width ``K`` (LFM2's conv layers) likewise
+enters as its window ``q - K < k <= q`` within the document (``kind = "convolution"``,
+:mod:`theory.masks.convolution`): a kind of its own, since it is neither attention nor
+causal within segments (it forgets what lies ``K`` positions back).
 
 Two engines compute ``F``, and tests check them against each other and against a plain
 numpy product: a Boolean matrix product per layer (any mask), and an interval engine
 for stacks whose every layer is *monotone-interval* (each row of ``I or M`` is one run
 ``lo[q] … hi[q]`` with ``lo`` and ``hi`` non-decreasing: causal, sliding windows,
-chunks, documents, recurrences). There, each ``R(L)`` row is a run too, and one layer
+chunks, documents, recurrences, convolutions reset at documents). There, each ``R(L)`` row is a run too, and one layer
 costs ``O(n)``: ``lo' = lo_R[lo_A]``, ``hi' = hi_R[hi_A]``.
 """
 
@@ -41,7 +45,7 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.limits import check_positions
 
-LAYER_KINDS = ("attention", "recurrent")
+LAYER_KINDS = ("attention", "recurrent", "convolution")
 
 
 @dataclass(frozen=True)
@@ -50,7 +54,7 @@ class StackLayer:
 
     mask: np.ndarray = field(repr=False)  # (n, n) bool, M[q, k]
     spec: str  # e.g. "sliding_window:n=16,window=4"
-    kind: str = "attention"  # "attention" | "recurrent" (a dependency pattern, module docstring)
+    kind: str = "attention"  # "attention" | "recurrent" | "convolution" (dependency patterns, module docstring)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ from hasse.theory.stack import stack_ref
 RECURRENT_NOTE = ("recurrent layers are not attention: each enters as its dependency pattern (its output at q "
                   "depends on exactly the inputs its recurrence reads) — linear attention and state-space layers "
                   "(the paper's future work) are exact this way")
+CONVOLUTION_NOTE = ("convolution layers are not attention: each enters as its dependency pattern (its output at q "
+                    "depends on exactly the K inputs its kernel reads, within the document where it is reset)")
 RF_TABLE_LIMIT = 24  # rows of the receptive-field table before "… and K more"
 
 
@@ -61,13 +63,19 @@ def period(stack) -> int:
 
 
 def kind_text(layer) -> str:
-    """``attention``, or the recurrent layer's note (its dependency pattern, in words)."""
-    if layer.kind != "recurrent":
+    """``attention``, or the recurrent or convolution layer's note (its dependency pattern, in words)."""
+    if layer.kind not in ("recurrent", "convolution"):
         return layer.kind
+    found = re.search(r"documents=([\d+]+)", layer.spec)
+    reset = f", reset at each of {found[1].count('+') + 1} documents ({found[1]})" if found else ""
+    if layer.kind == "convolution":
+        found = re.search(r"width=(\d+)", layer.spec)
+        width = found[1] if found else "K"
+        return f"convolution: enters as its dependency pattern, the {width} positions q - {width} < k <= q{reset}"
     found = re.search(r"chunk=(\d+)", layer.spec)
     chunk = int(found[1]) if found else 0
     pattern = "causal" if chunk == 0 else f"causal within chunks of {chunk} (state reset at each chunk)"
-    return f"recurrent: enters as its dependency pattern, {pattern}"
+    return f"recurrent: enters as its dependency pattern, {pattern}{reset}"
 
 
 def _span(first: int, last: int) -> str:
@@ -90,6 +98,8 @@ def layer_lines(stack, indent: str = "  ") -> list[str]:
         lines.append(f"{indent}({_span(1, p)} repeated: {whole} times{tail}; {stack.depth} layers)")
     if any(layer.kind == "recurrent" for layer in shown):
         lines.append(f"{indent}{RECURRENT_NOTE}")
+    if any(layer.kind == "convolution" for layer in shown):
+        lines.append(f"{indent}{CONVOLUTION_NOTE}")
     return lines
 
 
@@ -205,7 +215,8 @@ def _analysis_lines(stack, flow, ascii: bool) -> list[str]:
 
 
 BLOCK_RUNS = {"attention": "attention: the backend on this mask",
-              "recurrent": "recurrent: a gated linear recurrence by a scan, reset where its pattern says"}
+              "recurrent": "recurrent: a gated linear recurrence by a scan, reset where its pattern says",
+              "convolution": "convolution: the backend on its window mask (the same dependency)"}
 
 
 def _block_lines(stack, layers: int, limit: int) -> list[str]:

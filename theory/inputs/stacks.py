@@ -204,9 +204,16 @@ def load_catalogue_layer(text: str, n: int | None, permission=None) -> tuple[np.
     return built.matrix, parsed.canonical, layer_kind(parsed.entry.name)
 
 
+LAYER_KIND_OF = {"recurrent": "recurrent", "conv": "convolution"}  # catalogue entry -> layer kind; else attention
+
+
 def layer_kind(entry_name: str) -> str:
-    """``recurrent`` for the catalogue's recurrent dependency patterns, else ``attention``."""
-    return "recurrent" if entry_name == "recurrent" else "attention"
+    """``recurrent`` / ``convolution`` for the catalogue's dependency patterns of those mixers, else ``attention``.
+
+    >>> layer_kind("recurrent"), layer_kind("conv"), layer_kind("sliding_window")
+    ('recurrent', 'convolution', 'attention')
+    """
+    return LAYER_KIND_OF.get(entry_name, "attention")
 
 
 def read_stack(text: str, reading) -> LayerStack:

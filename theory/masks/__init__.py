@@ -44,6 +44,9 @@ _EXPORTS = {  # public name -> (family module, name in it)
     "build_block_two_stream": (".block_two_stream", "build"),
     "make_butterfly": (".butterfly", "make_butterfly"),
     "build_butterfly": (".butterfly", "build"),
+    "make_convolution": (".convolution", "make_convolution"),
+    "build_convolution": (".convolution", "build"),
+    "build_recurrent": (".chunked", "build_recurrent"),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -36,6 +36,28 @@ def document_ids(lengths: Sequence[int]) -> np.ndarray:
     return np.repeat(np.arange(len(lengths)), lengths)
 
 
+def segment_ids(n: int, documents: Sequence[int] = ()) -> np.ndarray:
+    """The document of each of ``n`` positions: one document when ``documents`` is empty, else their lengths.
+
+    What the token mixers reset at (``conv`` and ``recurrent``'s ``documents``): the lengths
+    must add up to ``n``.
+
+    >>> segment_ids(3).tolist(), segment_ids(5, (2, 3)).tolist()
+    ([0, 0, 0], [0, 0, 1, 1, 1])
+    >>> segment_ids(4, (2, 3))
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: documents = 2+3 add up to 5, not n = 4
+    """
+    if not documents:
+        check_positions(n)
+        return np.zeros(n, dtype=np.int64)
+    doc = document_ids(documents)
+    if doc.size != n:
+        raise InputError(f"documents = {plus_joined(int(v) for v in documents)} add up to {doc.size}, not n = {n}")
+    return doc
+
+
 def make_document(lengths: Sequence[int], causal: bool = False):
     """Return the rule ``doc(q) == doc(k)`` (and ``k <= q`` when ``causal``).
 

@@ -23,13 +23,14 @@ from hasse.theory.masks.block_two_stream import make_block_two_stream
 from hasse.theory.masks.butterfly import make_butterfly
 from hasse.theory.masks.causal import causal_mask
 from hasse.theory.masks.chunked import make_chunked
+from hasse.theory.masks.convolution import make_convolution
 from hasse.theory.masks.prefix_lm import make_prefix_lm
 from hasse.theory.masks.sliding_window import make_sliding_window, make_sliding_window_distance
 from hasse.theory.params import require_block, require_non_negative, require_positive
 
 
 # the Z3 name of each catalogue parameter (statements read "for all n >= 1 and all l >= 1 with l | n")
-SYMBOL = {"n": "n", "window": "w", "block": "l", "d": "d", "chunk": "c", "prefix": "p"}
+SYMBOL = {"n": "n", "window": "w", "block": "l", "d": "d", "chunk": "c", "prefix": "p", "width": "K"}
 
 
 def _causal(n):
@@ -69,6 +70,10 @@ def _recurrent(n, chunk):
     return make_chunked(where_zero(chunk, n))  # chunk = 0: one chunk of n (the causal prefix), as build_recurrent
 
 
+def _conv(n, width):
+    return make_convolution(width)  # one document; a spec giving documents is refused (_traced)
+
+
 def where_zero(chunk, n):
     """``n`` where ``chunk == 0``, else ``chunk`` (a term: no branch, no path-local side condition)."""
     if isinstance(chunk, SymInt) or isinstance(n, SymInt):
@@ -99,6 +104,7 @@ _TRACED: dict[str, tuple] = {
     "block_causal": (_block_causal, ("block",), None, None, None),
     "chunked": (_chunked, ("chunk",), None, None, None),
     "recurrent": (_recurrent, ("chunk",), None, None, None),
+    "conv": (_conv, ("width",), None, None, None),
     "bd3lm": (_bd3lm, ("block",), lambda n, block: 2 * n, lambda n, block: (("xt", 0), ("x0", n)), None),
     "block_two_stream": (_block_two_stream, ("block",), lambda n, block, variant: 2 * n - block,
                          lambda n, block, variant: (("C", 0), ("Q", n - block)), None),
@@ -108,7 +114,7 @@ _TRACED: dict[str, tuple] = {
 
 # concrete checks of a given value (the builder's own; relations between two given values below)
 _CHECK = {"n": require_positive, "window": require_positive, "d": require_non_negative, "block": require_positive,
-          "chunk": require_positive, "prefix": require_non_negative}
+          "chunk": require_positive, "prefix": require_non_negative, "width": require_positive}
 
 
 _CHECK_OF = {("recurrent", "chunk"): require_non_negative}
@@ -116,6 +122,10 @@ _CHECK_OF = {("recurrent", "chunk"): require_non_negative}
 
 def _traced(name: str, source: str, given: dict, defaults: dict) -> SymbolicMask:
     factory, ints, size, streams, extra = _TRACED[name]
+    lists = sorted(set(given) - {N, *ints, *defaults})  # documents=…: an index tensor these forms do not have
+    if lists:
+        raise InputError(f"{name} with {', '.join(lists)} has no symbolic form yet; leave {lists[0]} out "
+                         "(the form for one document)")
     for key in (N, *ints):
         if key in given:
             _CHECK_OF.get((name, key), _CHECK[key])(key, given[key])
