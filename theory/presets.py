@@ -7,21 +7,39 @@ configuration declares, at ``n`` positions, with window and chunk sizes divided 
 configuration classes of transformers 5.x (their defaults mirror the published
 ``config.json`` of the model named) and the model cards:
 
-============  ==================================================================
-``gemma2``    Gemma 2 (2B): 26 layers alternating sliding window / global, the
-              first sliding; ``sliding_window`` 4096 (``Gemma2Config``).
-``gemma3``    Gemma 3 (4B): 34 layers, 5 sliding-window layers then 1 global
-              (layer ``i`` global iff ``(i + 1) % 6 == 0``); ``sliding_window``
-              1024 (Gemma 3 technical report; ``Gemma3TextConfig.layer_types``).
-``llama4``    Llama 4 Scout: 48 layers, 3 chunked-attention layers then 1 global
-              (``no_rope_layers``); ``attention_chunk_size`` 8192 (``Llama4TextConfig``).
-``gpt_oss``   gpt-oss-120b: 36 layers alternating banded window / full, the first
-              banded; ``sliding_window`` 128 (``GptOssConfig``). Its attention sinks
-              are a learned logit per head, not a position: no dependency.
-``mistral``   Mistral 7B v0.1: 32 layers, all sliding window 4096 (``MistralConfig``).
-``hybrid``    Jamba v0.1: 32 layers, attention every ``period`` = 8 layers at
-              ``offset`` = 4, Mamba (recurrent: causal) otherwise (``JambaConfig``).
-============  ==================================================================
+================  ==============================================================
+``gemma2``        Gemma 2 (2B): 26 layers alternating sliding window / global, the
+                  first sliding; ``sliding_window`` 4096 (``Gemma2Config``).
+``gemma3``        Gemma 3 (4B): 34 layers, 5 sliding-window layers then 1 global
+                  (layer ``i`` global iff ``(i + 1) % 6 == 0``); ``sliding_window``
+                  1024 (Gemma 3 technical report; ``Gemma3TextConfig.layer_types``).
+``llama4``        Llama 4 Scout: 48 layers, 3 chunked-attention layers then 1 global
+                  (``no_rope_layers``); ``attention_chunk_size`` 8192 (``Llama4TextConfig``).
+``gpt_oss``       gpt-oss-120b: 36 layers alternating banded window / full, the first
+                  banded; ``sliding_window`` 128 (``GptOssConfig``). Its attention sinks
+                  are a learned logit per head, not a position: no dependency.
+``mistral``       Mistral 7B v0.1: 32 layers, all sliding window 4096 (``MistralConfig``).
+``hybrid``        Jamba v0.1: 32 layers, attention every ``period`` = 8 layers at
+                  ``offset`` = 4, Mamba (recurrent: causal) otherwise (``JambaConfig``).
+``qwen3_next``    Qwen3-Next-80B-A3B: 48 layers, 3 Gated DeltaNet layers then 1 full
+                  attention layer (``Qwen3NextConfig``: ``num_hidden_layers`` 48,
+                  ``layer_types`` "linear_attention" unless ``(i + 1) %
+                  full_attention_interval == 0``, interval 4;
+                  ``linear_conv_kernel_dim`` 4).
+``kimi_linear``   Kimi Linear 48B-A3B: 27 layers, KDA (Kimi Delta Attention) layers
+                  with a full (MLA) attention layer at every ``i > 0`` with ``i % 4 == 0``
+                  (``KimiLinearConfig``: ``num_hidden_layers`` 27, default
+                  ``layer_types``; a checkpoint's ``linear_attn_config``
+                  ``full_attn_layers`` (1-based) overrides it: ``full=A+B+…``;
+                  ``linear_conv_kernel_dim`` 4).
+================  ==============================================================
+
+A Gated DeltaNet or KDA layer is a short causal convolution (kernel 4) then a delta-rule
+recurrence: the convolution's window lies inside the causal prefix the recurrence reads,
+so the layer enters as the recurrent pattern (causal, kind ``recurrent``); its full
+attention layers are causal. With ``documents=A+B+…`` (packed documents, lengths adding
+up to ``n``) every layer is restricted to the document, as a correct packed run is: the
+attention layers by ``document:causal=true``, the linear ones by ``recurrent:documents``.
 
 A sliding window of ``w`` means ``w`` keys, the query included (transformers'
 ``sliding_window_overlay``: ``kv_idx > q_idx - w``), the kit's ``sliding_window``.
@@ -33,10 +51,10 @@ import re
 
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.forms import form_of
-from hasse.theory.masks import causal, chunked, sliding_window
+from hasse.theory.masks import causal, chunked, document, sliding_window
 from hasse.theory.limits import check_stack_layers
 from hasse.theory.params import N, require_at_least, require_positive
-from hasse.theory.spec import Entry, Param, get_entry, parse_spec, register
+from hasse.theory.spec import Entry, Param, get_entry, parse_spec, plus_joined, register
 from hasse.theory.stack import LayerStack, StackLayer
 
 SCALE = Param("scale", "int", default=1, help="divide window and chunk sizes by this (>= 1)")
@@ -114,6 +132,47 @@ def hybrid(n: int, layers: int = 32, period: int = 8, offset: int = 4) -> LayerS
                     "Mamba (recurrent, causal dependency) otherwise")
 
 
+def _linear_hybrid(n: int, layers: int, documents, is_full, spec: str, note: str) -> LayerStack:
+    """Linear-attention layers (recurrent: causal, reset at ``documents``) and full causal ones where ``is_full``."""
+    n = require_positive("n", n)
+    layers = check_stack_layers(require_positive("layers", layers))
+    linear = chunked.build_recurrent(n, 0, documents)
+    full = document.build(documents, causal=True) if documents else causal.build(n)
+    rec, att = StackLayer(linear.matrix, linear.spec, "recurrent"), StackLayer(full.matrix, full.spec)
+    if documents:
+        spec += f",documents={plus_joined(documents)}"
+        note += f"; every layer restricted to the documents {plus_joined(documents)}"
+    return LayerStack(tuple(att if is_full(i) else rec for i in range(layers)), spec, note)
+
+
+def qwen3_next(n: int, layers: int = 48, interval: int = 4, documents=()) -> LayerStack:
+    interval = require_positive("interval", interval)
+    return _linear_hybrid(n, layers, documents, lambda i: (i + 1) % interval == 0,
+                          f"qwen3_next:n={n},layers={layers},interval={interval}",
+                          f"Qwen3-Next (Qwen3NextConfig): {interval - 1} Gated DeltaNet layers (recurrent, causal) "
+                          f"then 1 full attention layer (full_attention_interval {interval})")
+
+
+def kimi_linear(n: int, layers: int = 27, full=(), documents=()) -> LayerStack:
+    if not full:
+        return _linear_hybrid(n, layers, documents, lambda i: i > 0 and i % 4 == 0,
+                              f"kimi_linear:n={n},layers={layers}",
+                              "Kimi Linear (KimiLinearConfig): KDA layers (recurrent, causal), full attention (MLA) "
+                              "at every layer i > 0 with i % 4 == 0")
+    layers = require_positive("layers", layers)
+    for number in full:
+        if not 1 <= number <= layers:
+            raise InputError(f"full lists layer numbers 1 … {layers} (1-based, as full_attn_layers), got {number}")
+    numbers = set(full)
+    return _linear_hybrid(n, layers, documents, lambda i: i + 1 in numbers,
+                          f"kimi_linear:n={n},layers={layers},full={plus_joined(full)}",
+                          f"Kimi Linear (linear_attn_config): full attention (MLA) at layers {plus_joined(full)} "
+                          "(1-based), KDA layers (recurrent, causal) otherwise")
+
+
+_DOCUMENTS = Param("documents", "int_list", default=(), aliases=("lengths",),
+                   help="packed documents, lengths adding up to n: every layer stays inside its document")
+
 ENTRIES = (
     Entry("gemma2", "Gemma 2: sliding window 4096 and global layers alternating, 26 layers",
           (N, SCALE, _layers_param(26)), gemma2, kind="stack"),
@@ -129,6 +188,15 @@ ENTRIES = (
           (N, _layers_param(32), Param("period", "int", default=8, help="one attention layer per period"),
            Param("offset", "int", default=4, help="index of the attention layer within each period")),
           hybrid, kind="stack"),
+    Entry("qwen3_next", "Qwen3-Next: 3 Gated DeltaNet (recurrent, causal) layers then 1 full attention, 48 layers",
+          (N, _layers_param(48), Param("interval", "int", default=4, help="full_attention_interval: one full "
+                                       "attention layer per interval, the last of it"), _DOCUMENTS),
+          qwen3_next, kind="stack"),
+    Entry("kimi_linear", "Kimi Linear: KDA (recurrent, causal) layers, full attention at layers 4, 8, …, 24 "
+          "(0-based), 27 layers", (N, _layers_param(27),
+          Param("full", "int_list", default=(), help="full attention layers, 1-based, as a checkpoint's "
+                "linear_attn_config full_attn_layers (default: KimiLinearConfig's)"), _DOCUMENTS),
+          kimi_linear, kind="stack"),
 )
 
 for _entry in ENTRIES:  # registered here, once; theory.catalog imports this module after the tasks
