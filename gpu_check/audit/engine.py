@@ -28,7 +28,7 @@ from hasse.gpu_check.audit import findings as F
 from hasse.gpu_check.audit.measure import random_embeddings
 from hasse.gpu_check.audit.operators import blocks_of, find_operators
 from hasse.gpu_check.audit.scenarios import Scenario
-from hasse.gpu_check.audit.trace import batchable, measure_perturbation, measure_vjp, runner
+from hasse.gpu_check.audit.trace import batchable, measure_perturbation, measure_vjp, outputs_of, runner
 from hasse.gpu_check.dependency import noise_thresholds
 from hasse.theory.errors import InputError
 
@@ -82,7 +82,7 @@ def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, c
                     raise
                 layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk, batched="replicate")
             return layers, ops, own, ok, None, list(recorder.completed)
-        norms, noise, scale = measure_perturbation(run, x, rows, seed=seed, chunk=4 * chunk,
+        norms, noise, scale = measure_perturbation(outputs_of(run), x, rows, seed=seed, chunk=4 * chunk,
                                                    batched=batchable(built.batch))
         L = len(blocks)
         return norms[:L], norms[L:], None, np.zeros(len(operators), bool), (noise, scale), list(recorder.completed)

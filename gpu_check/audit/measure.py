@@ -118,39 +118,14 @@ def measure_loop(run, x: torch.Tensor, rows, *, seed: int) -> np.ndarray:
 
 
 def measure_perturbation(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32) -> Perturbation:
-    """(L, n, n) ``‖h^l_q(x + δ e_k) − h^l_q(x)‖``, forward passes only (rows outside ``rows`` 0), and the noise.
+    """(L, n, n) ``‖h^l_q(x + δ e_k) − h^l_q(x)‖`` of ``run(x) -> [h^1, …]``, forward passes only, and the noise.
 
-    The noise (L, n) is measured as :func:`gpu_check.dependency.observe_perturbation`
-    measures it (the unperturbed forward twice; every batch once more with every
-    perturbation zero, copy ``i`` against copy 0, and its element 0 against the
-    perturbed batch's; never across batch shapes); ``scale`` is ``‖h^l_q(x)‖``. The
-    audit decides against it by the same noise rule.
+    :func:`gpu_check.audit.trace.measure_perturbation` on the list ``run`` returns (the
+    noise measured in the same run; the audit and the schedules decide by the same rule).
     """
-    _, n, c = x.shape
-    deltas = random_probes(n, c, seed + 10_007, x)  # (n, C)
-    keep = torch.zeros(n, dtype=torch.bool)
-    keep[list(rows)] = True
+    from hasse.gpu_check.audit.trace import measure_perturbation as perturb
 
-    def change(a, b):  # (…, n, C) pair -> (…, n) float64
-        return (a - b).norm(dim=-1).double()
-
-    with torch.no_grad():
-        base = torch.stack([h[0] for h in run(x)])  # (L, n, C)
-        noise = change(torch.stack([h[0] for h in run(x)]), base)  # (L, n): the same forward twice
-        norms = torch.zeros(len(base), n, n, dtype=torch.float64)
-        for start in range(0, n, chunk):
-            keys = torch.arange(start, min(start + chunk, n))
-            b = len(keys)
-            batch = x.expand(1 + b, n, c).clone()  # (1 + b, n, C); element 0 unperturbed
-            same = torch.stack(run(batch), dim=1)  # (1 + b, L, n, C): every perturbation zero
-            batch[1 + torch.arange(b), keys] += deltas[keys]
-            outs = torch.stack(run(batch), dim=1)  # (1 + b, L, n, C)
-            slots = change(same[1:], same[:1]).amax(dim=0)  # copy i vs copy 0 of one call
-            noise = torch.stack([noise, slots, change(outs[0], same[0])]).amax(dim=0)  # and call vs call
-            norms[:, :, start:start + b] = change(outs[1:], outs[:1]).permute(1, 2, 0)  # (L, n, b): key k_b
-    norms[:, ~keep] = 0
-    noise[:, ~keep] = 0
-    return Perturbation(norms.numpy(), noise.numpy(), base.norm(dim=-1).double().numpy())
+    return Perturbation(*perturb(run, x, rows, seed=seed, chunk=chunk))
 
 
 def random_embeddings(n: int, width: int, seed: int, dtype) -> torch.Tensor:

@@ -139,21 +139,27 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
     return layer_norms.numpy(), op_norms.numpy(), own_norms.numpy(), own_ok
 
 
-def measure_perturbation(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 32, batched: bool = True):
-    """``(norms (T, n, n), noise (T, n), scale (T, n))`` of every block then operator output, forward passes only.
+def outputs_of(run):
+    """``tensors(x)``: every block output then every operator output of ``run(x)`` (a dummy where none)."""
+    def tensors(inp):
+        layers, ops = run(inp)
+        return layers + [o[1] if o is not None and o[1] is not None else inp[..., :1] * 0 for o in ops]
+
+    return tensors
+
+
+def measure_perturbation(tensors, x: torch.Tensor, rows, *, seed: int, chunk: int = 32, batched: bool = True):
+    """``(norms (T, n, n), noise (T, n), scale (T, n))`` of the T tensors ``tensors(x)`` (B, n, W_t), forward only.
 
     ``‖T_q(x + δ e_k) − T_q(x)‖``; the noise is measured as
     :func:`gpu_check.dependency.observe_perturbation` measures it (the unperturbed forward
     twice; each batch once more with every perturbation zero, copy ``i`` against copy 0
-    and its element 0 against the perturbed batch's). ``batched=False`` (a batch with 1-D
-    metadata) runs one perturbed input per forward.
+    and its element 0 against the perturbed batch's; never across batch shapes);
+    ``scale`` is ``‖T_q(x)‖``. ``batched=False`` (a batch with 1-D metadata) runs one
+    perturbed input per forward.
     """
     _, n, c = x.shape
     deltas = random_probes(n, c, seed + 10_007, x)
-
-    def tensors(inp):
-        layers, ops = run(inp)
-        return layers + [o[1] if o is not None and o[1] is not None else inp[..., :1] * 0 for o in ops]
 
     def change(a, b):  # lists of (B, n, W) -> (T, B, n)
         return torch.stack([(u - v).norm(dim=-1).double() for u, v in zip(a, b)])
