@@ -70,7 +70,8 @@ def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, c
     width = F.embedding_width(built, blocks)
     x = built.embedding if seed == 0 and built.embedding is not None else random_embeddings(
         n, width, seed, getattr(torch, built.dtype))
-    x = x.to(getattr(torch, built.dtype))
+    device = next((p.device for p in built.model.parameters()), torch.device("cpu"))
+    x = x.to(device=device, dtype=getattr(torch, built.dtype))
     rows = np.flatnonzero(layout.real)
     run, recorder = runner(built, blocks, operators, n)
     try:
@@ -91,7 +92,7 @@ def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, c
 
 
 def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int = 8, backends=None,
-                  progress=None):
+                  progress=None, intended_text: str | None = None):
     """Audit ``subject`` (module docstring); ``intended``: None or one (n, n) mask per layer (a stack).
 
     ``backends``: the names to run (default: every one of ``subject.backends`` that builds
@@ -174,11 +175,12 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
                  built.batch.get("use_cache"), versions(AUDIT_VERSIONS), tuple(results), tuple(skipped),
                  operators=tuple(operators), notes=subject.notes,
                  vacuous=tuple(F.unexercised(pattern, layout)) if intended is None else (),
-                 fixed_weights=subject.fixed_weights)
+                 fixed_weights=subject.fixed_weights,
+                 intended=intended_text or (None if intended is None else "the given masks"))
 
 
 def family_subject(spec, layout: Scenario, *, dtype: str = "auto", use_cache: bool | None = None, hook=None,
-                   backends=None) -> Subject:
+                   backends=None, device: str = "cpu") -> Subject:
     """The :class:`Subject` of a configuration built small with seeded weights (:mod:`gpu_check.audit.models`).
 
     Seed ``s`` builds the weights; every backend after the first of a seed gets the first
@@ -208,7 +210,8 @@ def family_subject(spec, layout: Scenario, *, dtype: str = "auto", use_cache: bo
             model, name = model.to(torch.float32), "float32"
         if hook is not None:
             hook(model, backend)
-        batch = model_inputs(layout, 1, "cpu", use_cache, getattr(torch, name))
+        model = model.to(device)
+        batch = model_inputs(layout, 1, device, use_cache, getattr(torch, name))
         return Built(model, name, batch)
 
     return Subject(spec.name, build, tuple(backends or BACKENDS), layout, config, encoder=is_encoder(config),

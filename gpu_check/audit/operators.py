@@ -36,7 +36,7 @@ OPERATOR_KINDS = ("attention", "linear_attention", "scan", "convolution", "token
 MIXERS = ("attention", "linear_attention", "scan", "convolution", "token_shift", "other")
 PATTERNS = (  # (kind, class-name pattern), first match wins
     ("linear_attention", r"DeltaNet|DeltaAttention|LinearAttention|Lightning|GatedLinear|GLA|RetNet|KDA"),
-    ("scan", r"Mamba|Mixer|SSM|Rglru|RGLRU|LRU|RecurrentBlock|TimeMix|RwkvSelfAttention|LSTM|Recurren"),
+    ("scan", r"Mamba|Mixer|SSM|Scan|Rglru|RGLRU|LRU|RecurrentBlock|TimeMix|RwkvSelfAttention|LSTM|Recurren"),
     ("mlp", r"MLP|Mlp|MoE|Moe|FeedForward|Experts|FFN|Ffn|Expert"),
     ("convolution", r"ShortConv|CausalConv|Conv"),
     ("attention", r"Attention|Attn"),

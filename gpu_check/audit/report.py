@@ -96,6 +96,7 @@ class Audit:
     notes: tuple[str, ...] = ()  # what the kit changed so the input shows the pattern (a window shrunk)
     vacuous: tuple[str, ...] = ()  # parts of the pattern the input is too short to show (verdict: inconclusive)
     fixed_weights: bool = False  # the user's own weights (seeds vary the inputs only)
+    intended: str | None = None  # the stack the user gave as the intended flow (None: the pattern's)
 
     @property
     def unexpected(self) -> bool:
@@ -113,9 +114,10 @@ class Setup:
     use_cache: bool | None = None
     chunk: int = 8  # output rows per batched backward (perturbation: perturbed inputs per forward)
     hook: object = None  # hook(model, backend): a deliberate change (tests, --drop-mask-layer)
+    device: str = "cpu"
 
 
-def audit(setup: Setup, backends=None, intended=None, progress=None) -> Audit:
+def audit(setup: Setup, backends=None, intended=None, progress=None, intended_text=None) -> Audit:
     """Audit a built configuration on ``backends`` (default: every one that builds and runs here).
 
     Seed ``s`` draws the weights (shared by every backend), the input embeddings and the
@@ -130,9 +132,22 @@ def audit(setup: Setup, backends=None, intended=None, progress=None) -> Audit:
     if setup.scenario.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
         raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
     subject = family_subject(setup.spec, setup.scenario, dtype=setup.dtype, use_cache=setup.use_cache,
-                             hook=setup.hook)
+                             hook=setup.hook, device=setup.device)
     return audit_subject(subject, intended, seeds=setup.seeds, chunk=setup.chunk, backends=backends,
-                         progress=progress)
+                         progress=progress, intended_text=intended_text)
+
+
+def verdict_of(result: Audit, differences=None) -> tuple[str, int]:
+    """``(verdict line, exit status)``: FAIL (1) on an unexpected pair or backends that differ, else
+    INCONCLUSIVE (3) when part of the pattern is one the input cannot show, else PASS (0)."""
+    if result.unexpected:
+        return "FAIL: unexpected dependencies", 1
+    if any(not d.same for d in differences or ()):
+        return "FAIL: the backends differ", 1
+    if result.vacuous:
+        return "INCONCLUSIVE: " + "; ".join(result.vacuous) + (
+            " (give a smaller --window / --chunk, --set FIELD=VALUE, or longer documents)"), 3
+    return "PASS", 0
 
 
 @dataclass(frozen=True)

@@ -126,16 +126,16 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
         for t_index, (out, op, conv, sink, slot) in enumerate(targets):
             width = out.shape[-1]
             probes = random_probes(n, width, seed + 7_919 * t_index, out)  # (n, W)
-            cot = torch.zeros(b, n, width, dtype=out.dtype)
-            cot[torch.arange(b), part] = probes[part]
+            cot = torch.zeros(b, n, width, dtype=out.dtype, device=out.device)
+            cot[torch.arange(b), part.to(out.device)] = probes[part.to(out.device)]
             cot = cot[:, None] if vmapped else cot  # vmapped: (b, 1, n, W)
             wanted = [leaf] + ([op[0]] if op is not None and own_ok[slot] else [])
             grads = torch.autograd.grad(out, wanted, cot, retain_graph=True, allow_unused=True,
                                         is_grads_batched=vmapped)
             if grads[0] is not None:
-                sink[slot, part] = _row_norms(grads[0], False, vmapped)
+                sink[slot, part] = _row_norms(grads[0], False, vmapped).cpu()
             if len(grads) > 1 and grads[1] is not None:
-                own_norms[slot, part] = _row_norms(grads[1], conv, vmapped)
+                own_norms[slot, part] = _row_norms(grads[1], conv, vmapped).cpu()
     return layer_norms.numpy(), op_norms.numpy(), own_norms.numpy(), own_ok
 
 
@@ -159,10 +159,10 @@ def measure_perturbation(tensors, x: torch.Tensor, rows, *, seed: int, chunk: in
     perturbed input per forward.
     """
     _, n, c = x.shape
-    deltas = random_probes(n, c, seed + 10_007, x)
+    deltas = random_probes(n, c, seed + 10_007, x)  # (n, C) on x's device
 
     def change(a, b):  # lists of (B, n, W) -> (T, B, n)
-        return torch.stack([(u - v).norm(dim=-1).double() for u, v in zip(a, b)])
+        return torch.stack([(u - v).norm(dim=-1).double().cpu() for u, v in zip(a, b)])
 
     with torch.no_grad():
         base = tensors(x)
@@ -189,5 +189,5 @@ def measure_perturbation(tensors, x: torch.Tensor, rows, *, seed: int, chunk: in
     keep[[int(q) for q in rows]] = True
     norms[:, ~keep] = 0
     noise[:, ~keep] = 0
-    scale = torch.stack([t[0].norm(dim=-1).double() for t in base])
+    scale = torch.stack([t[0].norm(dim=-1).double().cpu() for t in base])
     return norms.numpy(), noise.numpy(), scale.numpy()

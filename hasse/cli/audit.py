@@ -1,8 +1,12 @@
-"""``hasse audit MODEL``: a transformers model's measured information flow against the intended mask.
+"""``hasse audit MODEL``: any model's measured information flow, per layer and per operator, against the intended flow.
 
-Parses the command, runs :func:`hasse.gpu_check.audit.report.audit` and prints its report
-or JSON (:mod:`hasse.views.audit_report`). Needs the ``hf`` extra (transformers and torch); without it the command
-says so in one line and exits 2. transformers is imported only under gpu_check/.
+Parses the command, builds the audited subject (a configuration built small, the
+user's ``file.py:build`` module or a local checkpoint: :mod:`gpu_check.audit.engine`,
+:mod:`gpu_check.audit.user_model`), runs the engine or, for ``--scenario decode |
+chunked_prefill | prefix_cache``, the schedule comparison (:mod:`gpu_check.audit.schedules`)
+and prints the report or JSON (:mod:`hasse.views.audit_report`,
+:mod:`hasse.views.schedule_report`). Needs the ``hf`` extra (transformers and torch);
+without it the command says so in one line and exits 2.
 """
 
 from __future__ import annotations
@@ -15,9 +19,13 @@ from hasse.views.audit_report import audit_json, audit_report, draw_audit
 from hasse.views.output import add_json_arguments, ascii_aware, emit_json, json_header
 
 DESCRIPTION = """\
-Build a small transformers model with seeded random weights (hidden size 64, 4 heads,
---layers L), locally (nothing is downloaded), feed it the inputs of a training
-scenario and measure which outputs depend on which input embeddings:
+Measure which outputs of a model depend on which input embeddings, after every layer
+and at every operator (attention, linear attention, scans, convolutions, token shifts,
+MLPs), and compare with the intended flow. The model is a small transformers model
+built from a configuration with seeded random weights (hidden size 64, --layers L;
+nothing is downloaded), your own module (--model file.py:build --trust-code) or a local
+checkpoint directory (its own weights, offline). The input is a training scenario or
+your own batch (--batch):
 
   measured[l][q, k]  iff  u_q . d h^l_q / d x_k is nonzero in some seed, for a
                          random probe u_q (batched vector-Jacobian products, the
@@ -28,20 +36,33 @@ scenario and measure which outputs depend on which input embeddings:
 
 The prediction is R(l) of the INTENDED layer masks: documents isolated, causal
 (encoders: bidirectional over non-pad tokens), the configuration's layer pattern
-(sliding window per layer_types / sliding_window, Llama 4 chunks by position),
-padding keys never attended. Padding query rows are not compared.
+(sliding window per layer_types / sliding_window, Llama 4 chunks by position; linear
+attention and scans causal within the document; a convolution-only layer a window of
+its kernel), padding keys never attended; or --intended STACK, inside the documents.
+Documents come from the scenario or from the batch (position_ids restarting at 0,
+cu_seq_lens_q/k, seq_idx), padding from its attention_mask. Padding rows are not compared.
 
-A measured pair that R(L) forbids is UNEXPECTED (contamination across documents,
-a future token, a pad key, a window wider than intended, or a NaN gradient);
-a predicted pair zero in every seed is MISSING. Findings are grouped by source
-document -> destination document and by the layer count at which the measured
-(unexpected) or predicted (missing) dependency first appears.
+A measured pair that R(l) forbids after SOME layer l is UNEXPECTED (contamination
+across documents, a future token, a pad key, a window wider than intended, or a NaN
+gradient), reported at the first such layer and through the operator that introduced
+it (the first operator of that layer whose output already carries it); a predicted
+pair zero in every seed is MISSING. Each operator's own flow (its output against its
+own input) says whether it keeps documents isolated.
+
+A sliding window or chunk the input is too short to show is shrunk (and said) when
+you did not choose it; when you did (or your module has one), the verdict is
+INCONCLUSIVE (exit 3), with the way to shrink it.
 """
 
 EPILOG = """\
-MODEL: a family (llama, mistral, gemma2, gemma3, qwen2, qwen3, gpt_oss, llama4,
-bert, xlnet), transformers:SomeConfig (any configuration class), or a local
-config.json (its sizes are overridden by the small ones).
+MODEL (or --model): a family (llama, mistral, gemma2, gemma3, qwen2, qwen3, gpt_oss,
+llama4, bert, xlnet; hybrids: qwen3_next, kimi_linear, lfm2, mamba2, jamba, bamba,
+falcon_h1, granitemoehybrid, nemotron_h, zamba2, recurrent_gemma, rwkv, where they
+build here), transformers:SomeConfig (any configuration class), a local config.json
+or configuration directory (its sizes are overridden by the small ones), a local
+checkpoint directory (config.json and weights: its own weights, offline), or
+file.py:build / file.py:build(k=v) (your function returning an nn.Module, or a module
+and a batch dict; it runs only with --trust-code).
 
 scenarios (--scenario):
   plain        one sequence, no mask (alias: causal)
@@ -52,6 +73,14 @@ scenarios (--scenario):
   right_pad    tokens, then --pad padding positions
   mask4d       a custom mask (--mask SPEC or file) passed as a 4-D boolean attention_mask
   perm         XLNet's perm_mask of the causal order
+  decode       schedules, compared with one full forward (dependencies and values):
+  chunked_prefill   a prefix of --prefix P through the cache then one token at a time;
+  prefix_cache      the prompt in chunks of --step S through the cache; a prefix
+                    cached once, stored, and resumed twice from copies
+
+your batch (--batch FILE.pt|.npz|.json, or the batch your build returns): input_ids
+or inputs_embeds, position_ids, attention_mask, cu_seq_lens_q/k, seq_idx, labels;
+several rows: --row R (default 0, said in the report).
 
 backends: every attention implementation that builds and runs here (eager, sdpa,
 flex_attention; FlexAttention runs in float32 on the CPU and is measured by
@@ -69,10 +98,16 @@ examples:
   hasse audit gemma3 --layers 6 --compare eager,sdpa --png audit.png
   hasse audit --config transformers:Qwen2Config --scenario right_pad
   hasse audit qwen2 --set use_sliding_window=true --set max_window_layers=1 --window 3
+  hasse audit qwen3_next --scenario packed --documents 3+4      per operator: GatedDeltaNet
+  hasse audit --model mymodel.py:build --trust-code --batch batch.pt
+  hasse audit ./checkpoint --batch batch.pt --intended "sliding_window:w=4; causal"
+  hasse audit llama --scenario decode --n 12 --prefix 6
 
-exit status: 0 no unexpected dependency (and, with --compare, the backends agree);
-1 an unexpected dependency (or backends that differ); 2 bad input, or the hf extra
-is not installed (pip install 'hasse-attention[hf]').
+exit status: 0 no unexpected dependency (and, with --compare, the backends agree;
+schedules: the same dependencies and values as the full forward); 1 an unexpected
+dependency, backends that differ, or a schedule that differs; 2 bad input, or the hf
+extra is not installed (pip install 'hasse-attention[hf]'); 3 inconclusive: clean, but
+a window or chunk of the pattern is one the input cannot show.
 """
 
 MAX_POSITIONS, MAX_LAYERS, MAX_SEEDS = 4096, 32, 16
@@ -82,11 +117,24 @@ def register(sub) -> None:
     p = add_command(sub, "audit", "measure a transformers model's information flow against the intended mask "
                     "(needs the hf extra)", DESCRIPTION, EPILOG)
     p.add_argument("model", nargs="?", default=None, metavar="MODEL",
-                   help="family, transformers:SomeConfig or config.json (default: llama)")
+                   help="family, transformers:SomeConfig, config.json, a checkpoint directory or file.py:build "
+                        "(default: llama)")
+    p.add_argument("--model", dest="model_flag", metavar="MODEL", help="the same as MODEL")
     p.add_argument("--config", metavar="CONFIG", help="the same as MODEL: transformers:SomeConfig or a config.json")
+    p.add_argument("--batch", metavar="FILE", help="your batch (.pt, .npz or .json: input_ids or inputs_embeds, "
+                   "position_ids, attention_mask, cu_seq_lens_q/k, seq_idx)")
+    p.add_argument("--row", type=integer("--row", 0), default=0, metavar="R",
+                   help="the row of a batch of several (default 0)")
+    p.add_argument("--intended", metavar="STACK", help="the intended flow: a stack spec or preset, one mask per "
+                   "layer, inside the documents (default: the configuration's or the operators' pattern)")
+    p.add_argument("--trust-code", action="store_true", help="run the Python code of a file.py:build model")
     p.add_argument("--layers", type=integer("--layers"), default=2, metavar="L", help="number of layers (default 2)")
     p.add_argument("--scenario", default="plain", help="plain, packed, packed_mask, left_pad, right_pad, mask4d, "
-                   "perm (default plain)")
+                   "perm; schedules: decode, chunked_prefill, prefix_cache (default plain)")
+    p.add_argument("--prefix", type=integer("--prefix", 1), metavar="P",
+                   help="decode / prefix_cache: positions before the first cached step (default n // 2)")
+    p.add_argument("--step", type=integer("--step", 1), metavar="S",
+                   help="chunked_prefill: positions per chunk (default n // 4)")
     p.add_argument("--n", type=integer("--n"), metavar="N", help="positions (default 12; packed: the sum of --documents)")
     p.add_argument("--documents", metavar="A+B+…", help="packed document lengths (default: two halves of --n)")
     p.add_argument("--pad", type=integer("--pad"), metavar="P", help="padding positions (default n // 4)")
@@ -105,6 +153,10 @@ def register(sub) -> None:
                    help="pass use_cache=False (default: the model's own default, as a plain call does)")
     p.add_argument("--drop-mask-layer", type=integer("--drop-mask-layer"), metavar="I",
                    help="self-test: drop the attention mask handed to layer I (the audit must fail)")
+    p.add_argument("--drop-cache-position", type=integer("--drop-cache-position"), metavar="P",
+                   help="self-test of a schedule: the cache loses position P (the comparison must fail)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                   help="where the model runs (cuda: needs a GPU; up to 4096 positions)")
     p.add_argument("--png", metavar="FILE", help="predicted vs measured, side by side (.png, .svg or .pdf)")
     p.add_argument("--certificate", metavar="FILE",
                    help="write the audit's certificate: the JSON report plus the command, the Python, platform, "
@@ -113,29 +165,54 @@ def register(sub) -> None:
     p.set_defaults(run=ascii_aware(run))
 
 
+SCHEDULES = ("decode", "chunked_prefill", "prefix_cache")
+
+
+def _source(args) -> str:
+    given = [v for v in (args.model, args.model_flag, args.config) if v]
+    if len(given) > 1:
+        raise InputError("give the model once: MODEL, --model or --config")
+    return given[0] if given else "llama"
+
+
+def _is_users(source: str) -> bool:
+    """A file.py:build module or a checkpoint directory: the user's own model (fixed weights)."""
+    from hasse.gpu_check.audit.user_model import is_checkpoint
+    from hasse.theory.inputs.calls import split_function
+
+    return split_function(source) is not None or is_checkpoint(source)
+
+
 def _check_args(args) -> None:
-    if args.model and args.config:
-        raise InputError("give MODEL or --config, not both")
     if not 1 <= args.layers <= MAX_LAYERS:
         raise InputError(f"--layers must be between 1 and {MAX_LAYERS}, got {args.layers}")
     if not 1 <= args.seeds <= MAX_SEEDS:
         raise InputError(f"--seeds must be between 1 and {MAX_SEEDS}, got {args.seeds}")
     if args.n is not None and not 1 <= args.n <= MAX_POSITIONS:
         raise InputError(f"--n must be between 1 and {MAX_POSITIONS}, got {args.n}")
-    for flag in ("window", "chunk"):
-        value = getattr(args, flag)
-        if value is not None and value < 1:
-            raise InputError(f"--{flag} must be >= 1, got {value}")
     if args.drop_mask_layer is not None and not 0 <= args.drop_mask_layer < args.layers:
         raise InputError(f"--drop-mask-layer must be between 0 and {args.layers - 1}, got {args.drop_mask_layer}")
     if args.compare and args.backend:
         raise InputError("give --backend or --compare, not both")
+    schedule = args.scenario in SCHEDULES
+    for flag, value in (("--prefix", args.prefix), ("--step", args.step),
+                        ("--drop-cache-position", args.drop_cache_position)):
+        if value is not None and not schedule:
+            raise InputError(f"{flag} applies to --scenario {', '.join(SCHEDULES)}, not {args.scenario}")
+    if schedule and (args.compare or args.intended or args.batch or args.png):
+        raise InputError(f"--scenario {args.scenario} compares a schedule with the full forward: "
+                         "it takes no --compare, --intended, --batch or --png")
     if args.documents is not None:  # before transformers is imported, and before any position is laid out
         from hasse.gpu_check.audit.scenarios import ALIASES, parse_lengths
 
-        if ALIASES.get(args.scenario, args.scenario) not in ("packed", "packed_mask"):
+        if ALIASES.get(args.scenario, args.scenario) not in ("packed", "packed_mask") and not args.batch:
             raise InputError(f"--documents applies to --scenario packed or packed_mask, not {args.scenario}")
         parse_lengths(args.documents, MAX_POSITIONS)
+    if args.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise InputError("--device cuda: no CUDA device here (torch.cuda.is_available() is False)")
 
 
 def _backends(args):
@@ -147,22 +224,18 @@ def _backends(args):
     return args.backend
 
 
-def run(args) -> int:
-    from hasse.gpu_check.torch_extra import has_torch
+def _progress():
+    """Progress lines on standard error when it is a terminal (a long audit says where it is)."""
+    import sys
 
-    _check_args(args)
-    from hasse.gpu_check.audit.models import BACKENDS, ModelSpec, has_transformers, needs_transformers, parse_override
+    if not sys.stderr.isatty():
+        return None
+    return lambda text: print(f"  … {text}", file=sys.stderr, flush=True)
 
-    if not has_torch() or not has_transformers():
-        raise InputError(needs_transformers())
-    backends = _backends(args)
-    for name in backends or ():
-        if name not in BACKENDS:
-            raise InputError(f"unknown backend {name!r} (one of {', '.join(BACKENDS)})")
+
+def _scenario(args):
     from hasse.cli.arguments import reading_of
-    from hasse.gpu_check.audit.report import Setup, audit, compare_backends, drop_mask_hook
     from hasse.gpu_check.audit.scenarios import make_scenario, parse_lengths
-    from hasse.gpu_check.config import torch_threads
     from hasse.theory.inputs.read import read
 
     mask = None if args.mask is None else read(args.mask, reading_of(args), accept=("mask",)).first_row().matrix
@@ -171,31 +244,101 @@ def run(args) -> int:
     scenario = make_scenario(args.scenario, n, lengths=lengths, pad=args.pad, mask=mask)
     if scenario.n > MAX_POSITIONS:
         raise InputError(f"at most {MAX_POSITIONS} positions, got {scenario.n}")
-    model = args.config or args.model or "llama"
-    spec = ModelSpec(model, args.layers, args.window, args.chunk, max_positions=2 * scenario.n,
+    return scenario
+
+
+def _spec(args, source: str, n: int):
+    from hasse.gpu_check.audit.models import ModelSpec, parse_override
+
+    return ModelSpec(source, args.layers, args.window, args.chunk, max_positions=2 * n,
                      overrides=tuple(parse_override(item) for item in args.set))
+
+
+def _schedule(args, source: str) -> int:
+    from hasse.gpu_check.audit.schedules import drop_cache_position, schedule_for_spec
+    from hasse.views.schedule_report import schedule_json, schedule_lines
+
+    if _is_users(source):
+        raise InputError("--scenario decode / chunked_prefill / prefix_cache builds the model from a configuration "
+                         "(a family, transformers:SomeConfig or config.json); for your module call "
+                         "hasse.gpu_check.audit.schedules.schedule_audit")
+    n = args.n if args.n is not None else 12
+    hook = None if args.drop_cache_position is None else drop_cache_position(args.drop_cache_position)
+    backend = (_backends(args) or ["eager"])[0]
+    result = schedule_for_spec(_spec(args, source, n), args.scenario, n, backend=backend, prefix=args.prefix,
+                               step=args.step, seeds=args.seeds, dtype=args.dtype, hook=hook)
+    data = {**json_header("audit", source, None), **schedule_json(result), "passed": result.clean}
+    if not ((args.json or args.out) and emit_json(args, data)):
+        print("\n".join(schedule_lines(result)))
+        if args.out:
+            print(f"JSON written to {args.out}")
+    return 0 if result.clean else 1
+
+
+def _audit(args, source: str, backends):
+    from hasse.gpu_check.audit.engine import audit_subject
+    from hasse.gpu_check.audit.report import Setup, audit, drop_mask_hook
+    from hasse.gpu_check.audit.user_model import intended_masks_of, subject_of
+
+    if _is_users(source):
+        if args.drop_mask_layer is not None:
+            raise InputError("--drop-mask-layer plants a bug in a model built from a configuration, not in yours")
+        subject = subject_of(source, args.batch, n=args.n, documents=args.documents, row=args.row,
+                             trust_code=args.trust_code, layers=args.layers, dtype=args.dtype)
+        intended = intended_masks_of(args.intended, subject.layout.n)
+        return audit_subject(subject, intended, seeds=args.seeds, backends=backends, progress=_progress(),
+                             intended_text=args.intended)
+    if args.batch:
+        raise InputError("a batch goes with your own module (file.py:build) or a checkpoint; a family or "
+                         "configuration is built with random weights and audited on --scenario / --documents",
+                         "--batch")
+    scenario = _scenario(args)
     hook = drop_mask_hook(args.drop_mask_layer) if args.drop_mask_layer is not None else None
-    setup = Setup(spec, scenario, seeds=args.seeds, dtype=args.dtype, use_cache=False if args.no_cache else None,
-                  hook=hook)
+    setup = Setup(_spec(args, source, scenario.n), scenario, seeds=args.seeds, dtype=args.dtype,
+                  use_cache=False if args.no_cache else None, hook=hook, device=args.device)
+    return audit(setup, backends, intended_masks_of(args.intended, scenario.n), progress=_progress(),
+                 intended_text=args.intended)
+
+
+def run(args) -> int:
+    from hasse.gpu_check.torch_extra import has_torch
+
+    from hasse.gpu_check.audit.models import BACKENDS, has_transformers, needs_transformers
+
+    if not has_torch() or not has_transformers():
+        raise InputError(needs_transformers())
+    _check_args(args)
+    source = _source(args)
+    backends = _backends(args)
+    for name in backends or ():
+        if name not in BACKENDS:
+            raise InputError(f"unknown backend {name!r} (one of {', '.join(BACKENDS)})")
+    from hasse.gpu_check.audit.report import compare_backends, verdict_of
+    from hasse.gpu_check.config import torch_threads
+
     started = time.perf_counter()
     with torch_threads(2):
-        result = audit(setup, backends)
+        if args.scenario in SCHEDULES:
+            return _schedule(args, source)
+        result = _audit(args, source, backends)
     seconds = time.perf_counter() - started
     differences = compare_backends(result) if args.compare else None
-    passed = not result.unexpected and not any(not d.same for d in differences or ())
+    verdict, status = verdict_of(result, differences)
+    passed = status == 0
     if args.png:
         draw_audit(result, args.png)
-    data = {**json_header("audit", model, None), **audit_json(result, differences), "passed": passed}
+    data = {**json_header("audit", source, None), **audit_json(result, differences), "passed": passed,
+            "verdict": verdict}
     if args.certificate:
         from hasse.proofs.certificates.format import audit_certificate, write_certificate
 
         write_certificate(args.certificate, audit_certificate(data, seconds, getattr(args, "argv", [])))
     if not ((args.json or args.out) and emit_json(args, data)):
-        print(audit_report(result, differences, passed))
+        print(audit_report(result, differences, verdict))
         if args.out:
             print(f"JSON written to {args.out}")
         if args.png:
             print(f"picture written to {args.png}")
         if args.certificate:
             print(f"certificate written to {args.certificate}")
-    return 0 if passed else 1
+    return status

@@ -52,8 +52,13 @@ def audit_json(result, differences) -> dict:
             "noise_rule": "exact" if b.thresholds is None else "measured", "detection_limit": b.detection_limit,
             "unexpected": _pairs(b.unexpected), "missing": _pairs(b.missing), "cancelled": b.cancelled,
             "groups": [g.to_json() for g in b.groups], "seconds": _number(b.seconds),
+            "operators": [f.to_json() for f in b.operators],
         } for b in result.backends],
         "skipped": [{"backend": name, "reason": why} for name, why in result.skipped],
+        "intended": result.intended,
+        "fixed_weights": result.fixed_weights,
+        "notes": list(result.notes),
+        "vacuous": list(result.vacuous),
         "differences": None if differences is None else [{
             "first": d.first, "second": d.second, "only_first": _pairs(d.only_first),
             "only_second": _pairs(d.only_second)} for d in differences],
@@ -73,13 +78,36 @@ def _scenario_line(s) -> str:
             "packed": "position_ids restart per document, no attention_mask",
             "packed_mask": "position_ids restart per document, 2-D attention_mask of ones",
             "left_pad": "left padding, 2-D attention_mask", "right_pad": "right padding, 2-D attention_mask",
-            "mask4d": "a custom 4-D boolean attention_mask", "perm": "XLNet perm_mask of the causal order"}[s.name]
+            "mask4d": "a custom 4-D boolean attention_mask", "perm": "XLNet perm_mask of the causal order",
+            "batch": "your batch"}.get(s.name, s.name)
     docs = [int((s.docs == d).sum()) for d in range(int(s.docs.max()) + 1)] if s.real.any() else []
     extra = f", documents {'+'.join(map(str, docs))}" if len(docs) > 1 else ""
     return f"scenario {s.name} ({s.n} positions{extra}; {said})"
 
 
-def audit_report(result, differences, passed: bool) -> str:
+def _operator_lines(b, layout) -> list[str]:
+    """Each token-mixing operator's own flow: documents isolated or crossed (MLPs only when they cross).
+
+    Only for a row of several documents or with padding (one document has nothing to isolate).
+    """
+    flows = [f for f in b.operators if f.op.mixes or f.isolated is False]
+    if not flows or len(set(layout.docs.tolist())) < 2:
+        return []
+    if all(f.isolated is None for f in flows):
+        return [f"    operators: {len(flows)} token mixer(s); their own flow is not measured by perturbation"]
+    rows = []
+    for f in flows:
+        width = f" width {f.op.width}" if f.op.width else ""
+        state = ("not measured" if f.isolated is None else "documents isolated" if f.isolated
+                 else f"CROSSES documents ({f.crossing} pair(s))")
+        told = f"; introduced {f.introduced} unexpected pair(s)" if f.introduced else ""
+        rows.append(f"      layer {f.op.layer + 1}  {f.op.path} ({f.op.class_name}, {f.op.kind}{width}): "
+                    f"{state}{told}")
+    return ["    operators (each one's output against its own input):"] + capped_rows(
+        rows, lambda r: r, TABLE_ROWS, indent="      ")
+
+
+def audit_report(result, differences, verdict: str) -> str:
     """The human report of ``hasse audit``."""
     from hasse.gpu_check.audit.report import describe_pattern
 
@@ -91,10 +119,13 @@ def audit_report(result, differences, passed: bool) -> str:
         _scenario_line(s),
         f"transformers {result.versions['transformers']}, torch {result.versions['torch']}; CPU; "
         f"{result.seeds} seed(s); {cache}",
-        "intended: " + ("the given 4-D mask" if s.mask4d is not None else "the perm_mask order" if s.perm_mask
+        "intended: " + (f"{result.intended}, inside the documents, padding keys never attended" if result.intended
+                        else "the given 4-D mask" if s.mask4d is not None else "the perm_mask order" if s.perm_mask
                         is not None else "documents isolated, " + ("bidirectional" if result.encoder else "causal")
-                        + ", the configuration's layer pattern, padding keys never attended"),
+                        + ", the layer pattern, padding keys never attended"),
     ]
+    lines += [f"note: {note}" for note in result.notes]
+    lines += [f"not exercised: {note}" for note in result.vacuous]
     if excluded:
         lines.append(f"padding query rows {excluded[0]}..{excluded[-1]} are excluded from the comparison")
     for b in result.backends:
@@ -103,13 +134,16 @@ def audit_report(result, differences, passed: bool) -> str:
                 f"measured {int(b.measured[-1][s.real].sum())}{noise}: ")
         if b.clean:
             lines.append(head + "as intended" + (f" ({b.cancelled} zero in some seeds only)" if b.cancelled else ""))
+            lines += _operator_lines(b, s)
             continue
         lines.append(head + f"{len(b.unexpected)} UNEXPECTED, {len(b.missing)} missing")
         for g in b.groups:
-            when = "first measured" if g.kind != "missing" else "predicted from"
+            when = "first measured at" if g.kind != "missing" else "predicted from"
             shown = ", ".join(f"{k}->{q}" for q, k in g.pairs[:6]) + (" …" if len(g.pairs) > 6 else "")
-            lines.append(f"    {WHAT[g.kind]}: {_doc(g.source_doc)} -> {_doc(g.dest_doc)}, {when} layer {g.layer}: "
-                         f"{len(g.pairs)} pair(s) (k->q: {shown})")
+            through = f", through {g.operator}" if g.operator else ""
+            lines.append(f"    {WHAT[g.kind]}: {_doc(g.source_doc)} -> {_doc(g.dest_doc)}, {when} layer {g.layer}"
+                         f"{through}: {len(g.pairs)} pair(s) (k->q: {shown})")
+        lines += _operator_lines(b, s)
     for name, why in result.skipped:
         lines.append(f"  {name:<15} not run here: {why[:160]}")
     if differences is not None:
@@ -123,8 +157,7 @@ def audit_report(result, differences, passed: bool) -> str:
                     lines.append(f"  {title}:")
                     lines += capped_rows(pairs, lambda p, d=d: f"    {p[1]} -> {p[0]} (layer {d.layers[p]})",
                                          TABLE_ROWS, indent="    ")
-    lines.append("verdict: " + ("PASS" if passed else "FAIL: unexpected dependencies" if result.unexpected
-                                else "FAIL: the backends differ"))
+    lines.append("verdict: " + verdict)
     return "\n".join(lines)
 
 
