@@ -211,35 +211,6 @@ def _encoder(config) -> bool:
     return config is not None and is_encoder(config)
 
 
-def config_subject(spec, layout, *, dtype: str = "auto", use_cache: bool | None = None):
-    """The engine's :class:`Subject` of a small model built from a configuration (``spec``: a models.ModelSpec).
-
-    Seed ``s`` draws the weights; every backend of one seed gets the first one's
-    ``state_dict`` (as ``hasse audit`` always did); FlexAttention runs in float32.
-    """
-    from hasse.gpu_check.audit.engine import Built, Subject
-    from hasse.gpu_check.audit.measure import model_inputs
-    from hasse.gpu_check.audit.models import BACKENDS, build_model, is_encoder, small_config
-
-    config = small_config(spec)
-    first: dict = {}
-
-    def build(backend: str, seed: int):
-        model, name = build_model(config, backend, seed, dtype)
-        if seed in first:
-            model.load_state_dict(first[seed].state_dict())
-            model = model.to(next(first[seed].parameters()).dtype)
-            name = str(next(first[seed].parameters()).dtype).removeprefix("torch.")
-        else:
-            first[seed] = model
-        if backend == "flex_attention" and name == "float64":
-            model, name = copy.deepcopy(model).to(torch.float32), "float32"
-        batch = model_inputs(layout, 1, "cpu", use_cache, getattr(torch, name))
-        return Built(model, name, batch, "inputs_embeds")
-
-    return Subject(spec.name, build, BACKENDS, layout, config, False, is_encoder(config))
-
-
 def subject_of(model, batch=None, *, n: int | None = None, documents=None, row: int = 0, trust_code: bool = False,
                layers: int = 2, dtype: str = "auto"):
     """The :class:`Subject` ``hasse.audit`` audits (:func:`hasse.api.audit` says what each argument may be)."""
@@ -275,7 +246,9 @@ def subject_of(model, batch=None, *, n: int | None = None, documents=None, row: 
             if batch is not None:
                 raise InputError("a batch goes with your own module or a checkpoint; a family or configuration is "
                                  "built with random weights and audited on --scenario / --documents", "--batch")
-            return config_subject(ModelSpec(text, layers, max_positions=2 * layout.n), layout, dtype=dtype)
+            from hasse.gpu_check.audit.engine import family_subject
+
+            return family_subject(ModelSpec(text, layers, max_positions=2 * layout.n), layout, dtype=dtype)
     if not isinstance(model, torch.nn.Module):
         raise InputError(f"the model must be an nn.Module, file.py:build, a checkpoint directory, a family or a "
                          f"configuration, got {type(model).__name__}", "--model")
