@@ -5,7 +5,10 @@ functions that need it; nothing is ever downloaded (``HF_HUB_OFFLINE=1`` is set
 before the import, and only ``from_config`` is called, never ``from_pretrained``).
 
 A model is named by a family (``llama``, ``mistral``, ``gemma2``, ``gemma3``,
-``qwen2``, ``qwen3``, ``gpt_oss``, ``llama4``, ``bert``, ``xlnet``), by a
+``qwen2``, ``qwen3``, ``gpt_oss``, ``llama4``, ``bert``, ``xlnet``; the hybrids of
+:mod:`gpu_check.audit.families`: ``qwen3_next``, ``kimi_linear``, ``lfm2``, ``mamba2``,
+``jamba``, ``bamba``, ``falcon_h1``, ``granitemoehybrid``, ``nemotron_h``, ``zamba2``,
+``recurrent_gemma``, ``rwkv``, each with both of its layer kinds in 2 layers), by a
 configuration class (``transformers:MistralConfig``) or by a local ``config.json``.
 Each gets the same small sizes (:data:`SMALL`: hidden size 64, 4 heads of 16, 2 KV
 heads, MLP 128, vocabulary 32) wherever the configuration has the field, ``layers``
@@ -13,9 +16,12 @@ layers, and a window / chunk small enough to matter at a dozen positions
 (:data:`WINDOW`, :data:`CHUNK`).
 
 The layer pattern (:func:`layer_pattern`) is read from the configuration the model
-was built from: ``layer_types`` (``sliding_attention``, ``chunked_attention``,
-``full_attention``) where it has them, else a sliding window on every layer when
-``sliding_window`` is set (Mistral), else full attention.
+was built from: ``layer_types`` / ``layers_block_type`` / ``block_types`` /
+``hybrid_override_pattern`` / ``attn_layer_indices`` (attention, sliding, chunked,
+scans and linear attention, convolutions, MLP-only layers:
+:func:`gpu_check.audit.families.pattern_of`) where it has them, else a sliding window on
+every layer when ``sliding_window`` is set (Mistral), else full attention. Which
+families do not build or run here, with the library's reason: :func:`unavailable_families`.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import json
 import os
 from dataclasses import dataclass
 
+from hasse.gpu_check.audit.families import HYBRIDS, layer_fields, pattern_of, truncate_layers
 from hasse.theory.errors import InputError
 from hasse.theory.inputs.json_file import json_kind, parse_json, read_json
 
@@ -46,6 +53,7 @@ FAMILIES = {  # short name -> (configuration class, family-specific fields)
     "llama4": ("Llama4TextConfig", {"attention_chunk_size": CHUNK}),
     "bert": ("BertConfig", {}),
     "xlnet": ("XLNetConfig", {}),
+    **{name: (cls, small) for name, (cls, small, _) in HYBRIDS.items()},  # linear attention, scans, convolutions
 }
 ENCODERS = ("bert", "roberta", "xlnet", "distilbert", "electra", "albert", "deberta", "deberta-v2")
 BACKENDS = ("eager", "sdpa", "flex_attention")
@@ -138,8 +146,9 @@ def small_config(spec: ModelSpec):
         fields["sliding_window"] = spec.window
     if spec.chunk is not None:
         fields["attention_chunk_size"] = spec.chunk
-    if base.get("layer_types") is not None:
-        base["layer_types"] = base["layer_types"][:spec.layers]
+    base = truncate_layers(base, spec.layers)  # layer_types, layers_block_type, hybrid_override_pattern, ...
+    if spec.name in HYBRIDS:
+        fields.update(layer_fields(spec.name, spec.layers))  # both kinds of the family in 2 layers
     merged = {**base, **{k: v for k, v in fields.items() if hasattr(probe, k)}, **dict(spec.overrides)}
     if merged.get("head_dim") and merged.get("hidden_size"):
         merged["head_dim"] = merged["hidden_size"] // merged.get("num_attention_heads", 4)
@@ -230,34 +239,29 @@ def is_encoder(config) -> bool:
 
 
 def layer_pattern(config) -> list[tuple[str, int | None]]:
-    """``(kind, size)`` per layer: ``("sliding", w)``, ``("chunked", c)`` or ``("full", None)``."""
+    """``(kind, size)`` per layer: ``("sliding", w)``, ``("chunked", c)``, ``("full", None)``, and for the
+    hybrids (:mod:`gpu_check.audit.families`) ``("recurrent", None)``, ``("conv", K)``, ``("none", None)``."""
     layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer")
-    types = getattr(config, "layer_types", None)
     window = getattr(config, "sliding_window", None)
-    if types:
-        out = []
-        for t in types[:layers]:
-            if t == "sliding_attention":
-                out.append(("sliding", window))
-            elif t == "chunked_attention":
-                out.append(("chunked", config.attention_chunk_size))
-            else:
-                out.append(("full", None))
-        return out
+    pattern = pattern_of(config, layers, window, getattr(config, "attention_chunk_size", None))
+    if pattern:
+        return pattern
     if window is not None and not is_encoder(config):
         return [("sliding", window)] * layers
     return [("full", None)] * layers
 
 
 def pattern_text(pattern) -> str:
-    """``sliding(w=4) x1, full x1`` (runs of equal layers).
+    """``sliding(w=4) x1, full x1`` (runs of equal layers; a convolution's width is K).
 
     >>> pattern_text([("sliding", 4), ("sliding", 4), ("full", None)])
     'sliding(w=4) x2, full x1'
+    >>> pattern_text([("conv", 3), ("recurrent", None), ("none", None)])
+    'conv(K=3) x1, recurrent x1, none x1'
     """
     runs: list[list] = []
     for kind, size in pattern:
-        label = kind if size is None else f"{kind}({'w' if kind == 'sliding' else 'c'}={size})"
+        label = kind if size is None else f"{kind}({ {'sliding': 'w', 'conv': 'K'}.get(kind, 'c')}={size})"
         if runs and runs[-1][0] == label:
             runs[-1][1] += 1
         else:
@@ -302,3 +306,23 @@ def runs_in(model, dtype) -> bool:
     except RuntimeError:
         return False
     return True
+
+
+def unavailable_families(names=None) -> dict[str, str]:
+    """``{family: reason}`` for the families (default: every one of :data:`FAMILIES`) that do not build or run here.
+
+    Each is built small (eager, seed 0) and run forward once on 3 positions, now (never a
+    list written by hand); the reason is the library's, its first sentence.
+    """
+    import torch
+
+    out = {}
+    for name in FAMILIES if names is None else names:
+        try:
+            model, dtype = build_model(small_config(ModelSpec(name)), "eager", 0)
+            width = model.get_input_embeddings().weight.shape[1]
+            with torch.no_grad():
+                model(inputs_embeds=torch.zeros(1, 3, width, dtype=getattr(torch, dtype)))
+        except Exception as exc:  # noqa: BLE001 - whatever the library raises is the family's reason
+            out[name] = f"{type(exc).__name__}: {first_sentence(str(exc))}"
+    return out

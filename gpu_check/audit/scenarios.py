@@ -17,8 +17,10 @@ the optional 2-D ``attention_mask``, 4-D mask or XLNet ``perm_mask``. Scenarios:
 The *intended* mask of a layer (:func:`intended_layer_mask`): ``M[q, k]`` iff q and k
 are in the same document, k is not padding, ``k <= q`` (decoders; encoders attend
 both ways), and the layer's pattern allows it: a sliding window of ``w`` keys
-(``q - w < k <= q``, the kit's convention and transformers'), or chunks of ``c``
-positions by ``position_ids`` (Llama 4). ``mask4d`` intends the given mask, ``perm``
+(``q - w < k <= q``, the kit's convention and transformers'), chunks of ``c``
+positions by ``position_ids`` (Llama 4), a scan (``recurrent``: causal), a short
+causal convolution of width ``K`` (``conv``: ``q - K < k <= q``) or no mixing
+(``none``: ``k = q``). ``mask4d`` intends the given mask, ``perm``
 intends ``~perm_mask`` (each position sees itself). Padding query rows attend only
 themselves there: they are excluded from every comparison.
 """
@@ -148,13 +150,20 @@ def intended_layer_mask(scenario: Scenario, kind: str = "full", size: int | None
                         bidirectional: bool = False) -> np.ndarray:
     """(n, n) bool: the mask the user intends for one layer of pattern ``kind`` in ``scenario``.
 
-    ``kind`` is ``"full"``, ``"sliding"`` (a window of ``size`` keys, self included) or
-    ``"chunked"`` (chunks of ``size`` positions by ``position_ids``); ``bidirectional``
-    for encoders. Padding rows attend only themselves.
+    ``kind`` is ``"full"``, ``"sliding"`` (a window of ``size`` keys, self included),
+    ``"chunked"`` (chunks of ``size`` positions by ``position_ids``), ``"recurrent"`` (a
+    scan or linear attention: causal within the document), ``"conv"`` (a causal
+    convolution of width ``size``: ``q - K < k <= q`` within the document) or ``"none"``
+    (no token mixing: the position itself); ``bidirectional`` for encoders. Always
+    within the document, never a pad key; padding rows attend only themselves.
 
     >>> s = make_scenario("packed", lengths=(2, 3))
     >>> intended_layer_mask(s, "sliding", 2).astype(int).tolist()
     [[1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [0, 0, 1, 0, 0], [0, 0, 1, 1, 0], [0, 0, 0, 1, 1]]
+    >>> bool((intended_layer_mask(s, "conv", 2) == intended_layer_mask(s, "sliding", 2)).all())
+    True
+    >>> intended_layer_mask(s, "none").astype(int).diagonal().tolist()
+    [1, 1, 1, 1, 1]
     """
     n = scenario.n
     q, k = np.arange(n)[:, None], np.arange(n)[None, :]
@@ -172,6 +181,12 @@ def intended_layer_mask(scenario: Scenario, kind: str = "full", size: int | None
     elif kind == "chunked":
         pos = scenario.positions
         allowed &= (pos[:, None] // size) == (pos[None, :] // size)
+    elif kind == "recurrent":  # a scan: causal within the document, whatever the direction of the model
+        allowed &= k <= q
+    elif kind == "conv":  # a short causal convolution of width K, reset at the document's start
+        allowed &= (k > q - size) & (k <= q)
+    elif kind == "none":  # no token mixing: each position only itself
+        allowed &= k == q
     elif kind != "full":
         raise InputError(f"unknown layer kind {kind!r}")
     allowed[~real] = False
