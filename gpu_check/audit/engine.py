@@ -99,7 +99,7 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
     and runs here; the others are skipped with the library's reason). ``progress(text)``
     is told each backend and seed.
     """
-    from hasse.gpu_check.audit.report import Audit, BackendAudit
+    from hasse.gpu_check.audit.result import Audit, BackendAudit
     from hasse.theory.version import AUDIT_VERSIONS, versions
 
     if seeds < 1:
@@ -126,14 +126,14 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
                     result = _measure_one(built, blocks, operators, layout, s, chunk, name)
                     times[name] = times.get(name, 0.0) + time.perf_counter() - start
                 except InputError as exc:
-                    if explicit or subject.fixed_weights:
+                    if explicit or subject.backends == ("model",):  # the user's module as it is: no other
                         raise
                     skipped.append((name, F.first_sentence(str(exc))))
                     names.remove(name)
                     measured.pop(name, None)
                     continue
                 except (RuntimeError, NotImplementedError, ValueError, TypeError, AssertionError) as exc:
-                    if explicit or subject.fixed_weights:
+                    if explicit or subject.backends == ("model",):
                         raise InputError(f"{name} failed to run: {F.first_sentence(str(exc))}",
                                          "--backend") from None
                     skipped.append((name, f"{type(exc).__name__}: {F.first_sentence(str(exc))}"))
