@@ -190,7 +190,9 @@ def test_a_planted_bug_is_caught_at_its_layer_and_operator_and_its_twin_is_clean
     model = Tiny(*bug())
     (b,) = run(model).backends
     assert b.unexpected and {g.kind for g in b.groups} == {"contamination"}
-    assert {(g.source_doc, g.dest_doc, g.layer, g.operator) for g in b.groups} == {(0, 1, layer, path)}
+    introduced = [g for g in b.groups if not g.carried]  # later pairs: the attention moves them along, carried
+    assert {(g.source_doc, g.dest_doc, g.layer, g.operator) for g in introduced} == {(0, 1, layer, path)}
+    assert all(g.operator is None and g.layer > layer for g in b.groups if g.carried)
     crossing = [f for f in b.operators if f.isolated is False]
     assert crossing and crossing[0].op.kind == kind and crossing[0].op.layer == layer - 1
     fixed = Tiny(CausalConv(3), DocAttention()) if kind == "convolution" else Tiny(LinearScan(), DocAttention())
@@ -202,6 +204,7 @@ def test_a_leak_only_for_the_last_document_reaches_only_the_last_document():
     model = Tiny(DocAttention(), DocAttention(leak_last=True))
     (b,) = run(model, packed_batch((2, 3, 2))).backends
     assert {(g.source_doc, g.dest_doc) for g in b.groups} == {(0, 2), (1, 2)}
+    assert {g.operator for g in b.groups} == {"layers.1.mixer (DocAttention)"}
 
 
 def test_a_window_one_key_too_wide_before_a_full_layer_is_found_at_layer_1():

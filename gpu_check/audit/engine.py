@@ -164,7 +164,7 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
             if noise.shape[1] > L:
                 thresholds = np.concatenate([thresholds, noise_thresholds(noise[:, L:], scale[:, L:])[0]], axis=1)
         cls = F.classify_layers(layout, predicted, layers, ops, own, per_seed[0][3], operators, subject.encoder,
-                                thresholds, order=per_seed[0][5])
+                                thresholds, order=per_seed[0][5], masks=masks)
         results.append(BackendAudit(
             name, dtypes[name], "vjp" if has_backward(name) else "perturbation", predicted, cls.norms,
             cls.unexpected, cls.missing, cls.cancelled, cls.groups, times[name],

@@ -11,9 +11,12 @@ is
 - *missing* when ``R(l) & ~measured[l]`` at some layer, in every seed.
 
 Only rows of real tokens are compared. An unexpected pair first at layer ``l`` is
-attributed to the first operator of block ``l`` (in the order the operators finish)
-whose output already depends on input ``k`` at ``q`` (``layers.0.linear_attn.conv1d
-(Conv1d)``); when none does, to the block itself, outside its operators. Each operator
+*carried* when layer ``l``'s intended flow explains it from what layer ``l - 1`` measured
+(``(I ∨ M_l) · measured[l-1]``: an earlier finding moved along inside its document);
+otherwise it is *introduced* at ``l``, and attributed to the first operator of block
+``l`` (in the order the operators finish) whose output already depends on input ``k``
+at ``q`` (``layers.0.linear_attn.conv1d (Conv1d)``); when none does, to the block
+itself, outside its operators. Each operator
 also has its *own* pattern (its output against its own input): it keeps documents
 isolated when no own pair joins two different documents or reads a pad key into a real row.
 """
@@ -58,11 +61,13 @@ class Group:
     dest_doc: int  # document of the output q
     layer: int  # unexpected: the first layer count at which it is measured; missing: at which R(l) predicts it
     pairs: tuple[Pair, ...]
-    operator: str | None = None  # the operator that introduced it (unexpected pairs; None: missing)
+    operator: str | None = None  # the operator that introduced it (None: missing, or carried)
+    carried: bool = False  # the layer's intended flow moved an earlier finding along (introduced before)
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "source_doc": self.source_doc, "dest_doc": self.dest_doc, "layer": self.layer,
-                "operator": self.operator, "count": len(self.pairs), "pairs": [list(p) for p in self.pairs]}
+                "operator": self.operator, "carried": self.carried, "count": len(self.pairs),
+                "pairs": [list(p) for p in self.pairs]}
 
 
 @dataclass(frozen=True)
@@ -173,19 +178,21 @@ class Classified:
 def _group(pairs, first, kind_of, operator_of) -> list[Group]:
     groups: dict[tuple, list[Pair]] = {}
     for q, k in pairs:
-        key = (kind_of(q, k), -1, -1, int(first[q, k]), operator_of(q, k))
+        op = operator_of(q, k)  # None: missing; "": carried
+        key = (kind_of(q, k), int(first[q, k]), op)
         groups.setdefault(key, []).append((int(q), int(k)))
-    return [Group(kind, -1, -1, layer, tuple(v), op) for (kind, _, _, layer, op), v in groups.items()]
+    return [Group(kind, -1, -1, layer, tuple(v), op or None, op == "") for (kind, layer, op), v in groups.items()]
 
 
 def classify_layers(layout: Scenario, predicted, layers, ops, own, own_ok, operators, encoder: bool,
-                    thresholds=None, order=None) -> Classified:
+                    thresholds=None, order=None, masks=None) -> Classified:
     """Per-layer classification and attribution (module docstring).
 
     ``layers`` (S, L, n, n) and ``ops`` (S, P, n, n) the composed flow, ``own`` (S, P, n, n)
     each operator against its own input (None: not measured), ``thresholds`` (S, L + P, n)
     the noise rule's (None: any nonzero counts), ``order`` the operator indices in the
-    order their calls finished (None: module order).
+    order their calls finished (None: module order), ``masks`` the intended (n, n) mask
+    of each layer (None: no pair is read as carried).
     """
     real = layout.real
     L = layers.shape[1]
@@ -208,8 +215,18 @@ def classify_layers(layout: Scenario, predicted, layers, ops, own, own_ok, opera
     sequence = list(order) if order is not None else []
     sequence += [j for j in range(len(operators)) if j not in sequence]
 
+    carried = np.zeros_like(any_seed)
+    if masks is not None:
+        eye = np.eye(norms.shape[-1], dtype=bool)
+        before = eye
+        for l, m in enumerate(masks):  # (I or M_l) . measured[l - 1], Boolean
+            carried[l] = ((m | eye).astype(np.int64) @ before.astype(np.int64)) > 0
+            before = any_seed[l] | eye
+
     def operator_of(q: int, k: int) -> str:
         layer = int(first_extra[q, k]) - 1
+        if carried[layer, q, k]:
+            return ""
         for j in sequence:  # the order the calls finished: a nested operator comes before its parent
             if operators[j].layer == layer and op_dep[j, q, k]:
                 op = operators[j]
@@ -221,12 +238,13 @@ def classify_layers(layout: Scenario, predicted, layers, ops, own, own_ok, opera
     groups += _group(missing, first_lacking, lambda q, k: "missing", lambda q, k: None)
     docs = layout.docs
     fixed = []
-    for g in groups:  # documents from the first pair: a group holds one (kind, layer, operator)
+    for g in groups:  # split by (source document, destination document)
         by_docs: dict[tuple[int, int], list] = {}
         for q, k in g.pairs:
             by_docs.setdefault((int(docs[k]), int(docs[q])), []).append((q, k))
-        fixed += [Group(g.kind, src, dst, g.layer, tuple(p), g.operator) for (src, dst), p in by_docs.items()]
-    fixed.sort(key=lambda g: (g.layer, g.kind == "missing", g.kind, g.source_doc, g.dest_doc, g.operator or ""))
+        fixed += [Group(g.kind, src, dst, g.layer, tuple(p), g.operator, g.carried) for (src, dst), p in by_docs.items()]
+    fixed.sort(key=lambda g: (g.layer, g.kind == "missing", g.carried, g.kind, g.source_doc, g.dest_doc,
+                              g.operator or ""))
     flows = []
     cross = (docs[:, None] != docs[None, :]) & real[:, None]
     for j, op in enumerate(operators):

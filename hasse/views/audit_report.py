@@ -140,7 +140,8 @@ def audit_report(result, differences, verdict: str) -> str:
         for g in b.groups:
             when = "first measured at" if g.kind != "missing" else "predicted from"
             shown = ", ".join(f"{k}->{q}" for q, k in g.pairs[:6]) + (" …" if len(g.pairs) > 6 else "")
-            through = f", through {g.operator}" if g.operator else ""
+            through = (f", through {g.operator}" if g.operator else
+                       " (carried there by the intended flow from an earlier finding)" if g.carried else "")
             lines.append(f"    {WHAT[g.kind]}: {_doc(g.source_doc)} -> {_doc(g.dest_doc)}, {when} layer {g.layer}"
                          f"{through}: {len(g.pairs)} pair(s) (k->q: {shown})")
         lines += _operator_lines(b, s)
