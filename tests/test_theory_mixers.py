@@ -306,3 +306,29 @@ def test_flow_catches_a_conv_that_ignores_the_documents(capsys):
 def test_analyze_says_what_a_convolution_layer_is(capsys):
     code, out, _ = run(capsys, "analyze", "--stack", "conv:width=2, causal", "--n", "6")
     assert code == 0 and "convolution layers are not attention" in out and "recurrent layers are not" not in out
+
+
+def test_gpu_check_runs_a_convolution_layer_on_the_cpu(capsys):
+    """The new kind end to end through hasse gpu-check: the measured dependency is R(L) of the products."""
+    pytest.importorskip("torch")
+    from hasse.cli import main
+
+    code = main(["gpu-check", "--stack", "conv:width=2,documents=3+3, causal, recurrent:documents=3+3", "--n", "6",
+                 "--seeds", "1", "--device", "cpu"])
+    out = capsys.readouterr().out
+    masks = [conv_loop(6, 2, (3, 3)), np.tril(np.ones((6, 6), dtype=bool)), recurrent_loop(6, 0, (3, 3))]
+    reachable = int((first_arrivals(masks, 3) >= 0).sum())
+    assert code == 0 and "verdict: PASS" in out
+    assert f"observed == R(3) on all 36 pairs ({reachable} reachable" in out
+    assert "(convolution: the backend on its window mask (the same dependency))" in out
+
+
+def test_equiv_proves_conv_is_the_window_and_the_recheck_confirms(capsys):
+    """conv:width=W and sliding_window:w=W share the symbol W under two parameter names: the concrete re-check
+    must give both the same value (it once tried width = 0 beside window = 1 and called the kit wrong)."""
+    pytest.importorskip("z3")
+    code, out, err = run(capsys, "equiv", "conv:width=W", "sliding_window:w=W")
+    assert code == 0, err
+    assert "PROVED" in out and "re-check by the concrete engine: confirmed" in out
+    code, out, _ = run(capsys, "equiv", "conv:width=W", "sliding_window_distance:d=W")
+    assert code == 1 and "re-check by the concrete engine: confirmed" in out

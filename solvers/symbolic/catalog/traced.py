@@ -30,7 +30,7 @@ from hasse.theory.params import require_block, require_non_negative, require_pos
 
 
 # the Z3 name of each catalogue parameter (statements read "for all n >= 1 and all l >= 1 with l | n")
-SYMBOL = {"n": "n", "window": "w", "block": "l", "d": "d", "chunk": "c", "prefix": "p", "width": "K"}
+SYMBOL = {"n": "n", "window": "w", "block": "l", "d": "d", "chunk": "c", "prefix": "p", "width": "kw"}
 
 
 def _causal(n):

@@ -111,23 +111,29 @@ def plan(masks: list, conds: list, params: dict, *, seed: int = 0, small_n: int 
         large = sorted(x for x in near | powers if small_n < x <= MAX_N)
     base_values = set(range(-2, 9)) | {c + d for c in consts for d in range(-2, 3)}
 
+    # parameters of several masks that share one symbol (conv:width=W, sliding_window:w=W) take one value
+    shared: dict[str, list[str]] = {}
+    for name in names:
+        shared.setdefault(_nm(params[name]), []).append(name)
+    groups = list(shared.values())
+
     def candidates(n: int) -> list[dict]:
         if not names:
             return [{}]
         per = []
-        for _name in names:
+        for _group in groups:
             vals = sorted(v for v in base_values | {n + d for d in range(-2, 3)} | {n // 2} if abs(v) <= MAX_N)
             per.append(vals)
-        combos: list[dict] = []
         total = 1
         for vals in per:
             total *= len(vals)
         if total <= 4000:
-            combos = [dict(zip(names, c)) for c in itertools.product(*per)]
+            picks = list(itertools.product(*per))
         else:
-            combos = [dict(zip(names, [rng.choice(v) for v in per])) for _ in range(4000)]
-            combos.insert(0, dict(zip(names, [min((x for x in v if x >= 0), default=v[0]) for v in per])))
-        return combos
+            picks = [tuple(rng.choice(v) for v in per) for _ in range(4000)]
+            picks.insert(0, tuple(min((x for x in v if x >= 0), default=v[0]) for v in per))
+        out = [{name: value for group, value in zip(groups, pick) for name in group} for pick in picks]
+        return [{name: c[name] for name in names} for c in out]  # in the names' order, as without sharing
 
     def valid(n: int, combos: list[dict]) -> list[dict]:
         envs = []
