@@ -83,10 +83,13 @@ def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, c
                     raise
                 layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk, batched="replicate")
             return layers, ops, own, ok, None, list(recorder.completed)
-        norms, noise, scale = measure_perturbation(outputs_of(run), x, rows, seed=seed, chunk=4 * chunk,
+        last_ops: list = []
+        tensors = outputs_of(run, last_ops)
+        norms, noise, scale = measure_perturbation(tensors, x, rows, seed=seed, chunk=4 * chunk,
                                                    batched=batchable(built.batch))
         L = len(blocks)
-        return norms[:L], norms[L:], None, np.zeros(len(operators), bool), (noise, scale), list(recorder.completed)
+        called = np.array([o is not None for o in last_ops], dtype=np.int8)  # perturbation: never 2 (no own pattern)
+        return norms[:L], norms[L:], None, called, (noise, scale), list(recorder.completed)
     finally:
         recorder.close()
 

@@ -79,10 +79,11 @@ class OperatorFlow:
     isolated: bool | None  # no own pair across documents or from a pad key (None: not measured)
     crossing: int  # own pairs across documents / from pad keys
     introduced: int  # unexpected pairs this operator introduced (attribution)
+    called: bool = True  # False: never called as a module (the model uses its weights through a function)
 
     def to_json(self) -> dict:
         return {"path": self.op.path, "layer": self.op.layer, "kind": self.op.kind, "class": self.op.class_name,
-                "width": self.op.width, "isolated": self.isolated, "crossing_pairs": self.crossing,
+                "width": self.op.width, "called": self.called, "isolated": self.isolated, "crossing_pairs": self.crossing,
                 "introduced": self.introduced,
                 "own_pairs": None if self.own is None else int(self.own.sum())}
 
@@ -248,8 +249,8 @@ def classify_layers(layout: Scenario, predicted, layers, ops, own, own_ok, opera
     flows = []
     cross = (docs[:, None] != docs[None, :]) & real[:, None]
     for j, op in enumerate(operators):
-        if own is None or not own_ok[j]:
-            flows.append(OperatorFlow(op, None, None, 0, int(introduced[j])))
+        if own is None or own_ok[j] != 2:
+            flows.append(OperatorFlow(op, None, None, 0, int(introduced[j]), bool(own_ok[j])))
             continue
         mine = (own[:, j] > 0).any(axis=0) | np.isnan(own[:, j]).any(axis=0)
         mine[~real] = False

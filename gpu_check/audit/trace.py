@@ -98,8 +98,9 @@ def _row_norms(grad, conv: bool, vmapped: bool) -> torch.Tensor:
 def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batched: str = "vmap"):
     """``(layers (L, n, n), ops (P, n, n), own (P, n, n), own_measured (P,) bool)`` (module docstring).
 
-    Rows outside ``rows`` stay 0. ``own_measured[j]`` is False where operator ``j`` was
-    not called or its input has no position axis.
+    Rows outside ``rows`` stay 0. ``own_measured[j]`` is 2 where operator ``j``'s own
+    pattern was measured, 1 where its input or output has no position axis, 0 where it
+    was never called as a module (a model that uses its weights through a function).
     """
     _, n, c = x.shape
     rows = [int(q) for q in rows]
@@ -120,7 +121,8 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
             layer_norms = torch.zeros(len(layers), n, n, dtype=torch.float64)
             op_norms = torch.zeros(len(ops), n, n, dtype=torch.float64)
             own_norms = torch.zeros(len(ops), n, n, dtype=torch.float64)
-            own_ok = np.array([o is not None and o[0] is not None and o[1] is not None for o in ops])
+            own_ok = np.array([0 if o is None else 2 if o[0] is not None and o[1] is not None else 1 for o in ops],
+                              dtype=np.int8)  # 0: never called as a module, 1: no position axis, 2: measured
         targets = [(h, None, False, layer_norms, i) for i, h in enumerate(layers)]
         targets += [(o[1], o, o[2], op_norms, j) for j, o in enumerate(ops) if o is not None and o[1] is not None]
         for t_index, (out, op, conv, sink, slot) in enumerate(targets):
@@ -129,7 +131,7 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
             cot = torch.zeros(b, n, width, dtype=out.dtype, device=out.device)
             cot[torch.arange(b), part.to(out.device)] = probes[part.to(out.device)]
             cot = cot[:, None] if vmapped else cot  # vmapped: (b, 1, n, W)
-            wanted = [leaf] + ([op[0]] if op is not None and own_ok[slot] else [])
+            wanted = [leaf] + ([op[0]] if op is not None and own_ok[slot] == 2 else [])
             grads = torch.autograd.grad(out, wanted, cot, retain_graph=True, allow_unused=True,
                                         is_grads_batched=vmapped)
             if grads[0] is not None:
@@ -139,10 +141,15 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
     return layer_norms.numpy(), op_norms.numpy(), own_norms.numpy(), own_ok
 
 
-def outputs_of(run):
-    """``tensors(x)``: every block output then every operator output of ``run(x)`` (a dummy where none)."""
+def outputs_of(run, last_ops: list | None = None):
+    """``tensors(x)``: every block output then every operator output of ``run(x)`` (a dummy where none).
+
+    ``last_ops``, when given, receives the operator records of the last call.
+    """
     def tensors(inp):
         layers, ops = run(inp)
+        if last_ops is not None:
+            last_ops[:] = ops
         return layers + [o[1] if o is not None and o[1] is not None else inp[..., :1] * 0 for o in ops]
 
     return tensors

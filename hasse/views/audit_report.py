@@ -93,12 +93,13 @@ def _operator_lines(b, layout) -> list[str]:
     flows = [f for f in b.operators if f.op.mixes or f.isolated is False]
     if not flows or len(set(layout.docs.tolist())) < 2:
         return []
-    if all(f.isolated is None for f in flows):
+    if b.method == "perturbation":
         return [f"    operators: {len(flows)} token mixer(s); their own flow is not measured by perturbation"]
     rows = []
     for f in flows:
         width = f" width {f.op.width}" if f.op.width else ""
-        state = ("not measured" if f.isolated is None else "documents isolated" if f.isolated
+        state = ("never called as a module (its weights are used through a function)" if not f.called
+                 else "not measured" if f.isolated is None else "documents isolated" if f.isolated
                  else f"CROSSES documents ({f.crossing} pair(s))")
         told = f"; introduced {f.introduced} unexpected pair(s)" if f.introduced else ""
         rows.append(f"      layer {f.op.layer + 1}  {f.op.path} ({f.op.class_name}, {f.op.kind}{width}): "
