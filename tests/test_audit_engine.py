@@ -231,3 +231,61 @@ def test_padding_from_the_attention_mask_and_documents_from_cu_seq_lens():
     lay = layout_of_batch({"input_ids": torch.zeros(1, 4, dtype=torch.long),
                            "attention_mask": torch.tensor([[0, 1, 1, 1]])})
     assert lay.docs.tolist() == [-1, 0, 0, 0]
+
+
+# ------------------------------------------------------------------ transformers models (the hf extra)
+
+
+@pytest.fixture
+def hf():
+    return pytest.importorskip("transformers")
+
+
+def test_gemma3_window_one_key_too_wide_before_a_full_layer(hf):
+    """Issue 23: [sliding, full] with the window one key too wide in layer 1 passed (the full layer reaches all)."""
+    from hasse.gpu_check.audit.models import ModelSpec
+    from hasse.gpu_check.audit.report import Setup, audit, compare_backends
+    from hasse.gpu_check.audit.scenarios import make_scenario
+
+    n, w = 9, 3
+    types = ("layer_types", ["sliding_attention", "full_attention"])
+    spec = ModelSpec("gemma3", 2, window=w, max_positions=2 * n, overrides=(types,))
+
+    def wider(model, backend):
+        if backend == "sdpa":
+            model.config.sliding_window += 1
+
+    result = audit(Setup(spec, make_scenario("plain", n), seeds=1, hook=wider), ["eager", "sdpa"])
+    eager, sdpa = result.backends
+    assert eager.clean
+    assert {(g.kind, g.layer, g.operator) for g in sdpa.groups} == {("window", 1, "layers.0.self_attn (Gemma3Attention)")}
+    assert set(sdpa.unexpected) == {(q, q - w) for q in range(w, n)}  # exactly the one extra key per row
+    (d,) = compare_backends(result)
+    assert set(d.only_second) == set(sdpa.unexpected) and set(d.layers.values()) == {1}
+
+
+def test_a_config_window_the_input_cannot_show_is_shrunk_and_said(hf, tmp_path):
+    import json
+
+    from hasse.gpu_check.audit.models import ModelSpec
+    from hasse.gpu_check.audit.report import Setup, audit
+    from hasse.gpu_check.audit.scenarios import make_scenario
+
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "mistral", "sliding_window": 4096}))
+    result = audit(Setup(ModelSpec(str(path), 2, max_positions=16), make_scenario("plain", 8), seeds=1), ["eager"])
+    assert result.pattern == (("sliding", 4), ("sliding", 4)) and not result.vacuous
+    assert any("shrunk from 4096 to 4" in note for note in result.notes)
+    chosen = audit(Setup(ModelSpec(str(path), 2, window=8, max_positions=16), make_scenario("plain", 8), seeds=1),
+                   ["eager"])  # the user's own choice is kept: the check is then not exercised
+    from hasse.gpu_check.audit.report import verdict_of
+
+    assert chosen.vacuous and verdict_of(chosen)[1] == 3 and chosen.backends[0].clean
+
+
+def test_the_cli_says_inconclusive_with_exit_3(hf, capsys):
+    from hasse.cli import main
+
+    code = main(["audit", "mistral", "--window", "12", "--n", "6", "--seeds", "1", "--backend", "eager"])
+    out = capsys.readouterr().out
+    assert code == 3 and "INCONCLUSIVE" in out and "--window" in out
