@@ -133,7 +133,7 @@ def toy_model(reset: bool):
             out, state = [], torch.zeros_like(hidden_states[:, 0])
             for t in range(hidden_states.shape[1]):
                 keep = (position_ids[:, t] != 0).to(hidden_states.dtype)[:, None] if reset else 1.0
-                state = 0.5 * state * keep + hidden_states[:, t]
+                state = -0.5 * state * keep + hidden_states[:, t]  # signs alternate: J is negative at odd lags
                 out.append(state)
             return torch.stack(out, 1)
 
