@@ -129,13 +129,19 @@ def audit_report(result, differences, verdict: str) -> str:
     lines += [f"not exercised: {note}" for note in result.vacuous]
     if excluded:
         lines.append(f"padding query rows {excluded[0]}..{excluded[-1]} are excluded from the comparison")
+    shown_table, shown_by = None, None
     for b in result.backends:
         noise = "" if b.thresholds is None else f" (above the noise: {b.detection_limit:.3g})"
         head = (f"  {b.backend:<15} {b.dtype}, {b.method:<12} predicted {int(b.predicted[-1][s.real].sum())} pairs, "
                 f"measured {int(b.measured[-1][s.real].sum())}{noise}: ")
+        table = _operator_lines(b, s)
+        if table and table == shown_table:
+            table = [f"    operators: the same as {shown_by}"]
+        elif table:
+            shown_table, shown_by = table, b.backend
         if b.clean:
             lines.append(head + "as intended" + (f" ({b.cancelled} zero in some seeds only)" if b.cancelled else ""))
-            lines += _operator_lines(b, s)
+            lines += table
             continue
         lines.append(head + f"{len(b.unexpected)} UNEXPECTED, {len(b.missing)} missing")
         for g in b.groups:
@@ -145,7 +151,7 @@ def audit_report(result, differences, verdict: str) -> str:
                        " (carried there by the intended flow from an earlier finding)" if g.carried else "")
             lines.append(f"    {WHAT[g.kind]}: {_doc(g.source_doc)} -> {_doc(g.dest_doc)}, {when} layer {g.layer}"
                          f"{through}: {len(g.pairs)} pair(s) (k->q: {shown})")
-        lines += _operator_lines(b, s)
+        lines += table
     for name, why in result.skipped:
         lines.append(f"  {name:<15} not run here: {why[:160]}")
     if differences is not None:
