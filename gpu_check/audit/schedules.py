@@ -26,7 +26,7 @@ works, and the last hidden state), two comparisons:
 
 A mismatch is reported per seed and position with the first schedule step that
 disagrees (and the first state, layer 1 first, at which it shows).
-:func:`drop_cache_position` plants a cache that loses one position's keys and values.
+:func:`~gpu_check.audit.cache_bugs.drop_cache_position` plants a cache that loses one position's keys and values.
 """
 
 from __future__ import annotations
@@ -38,10 +38,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from hasse.gpu_check.audit.cache_bugs import drop_cache_position
 from hasse.gpu_check.audit.measure import measure_perturbation, random_embeddings
 from hasse.gpu_check.dependency import dependent, noise_thresholds
 from hasse.theory.errors import InputError
 
+__all__ = ["SCHEDULES", "plan", "schedule_audit", "schedule_for_spec", "drop_cache_position"]
 SCHEDULES = ("decode", "chunked_prefill", "prefix_cache")
 CACHE_FIELDS = ("cache", "past_key_values", "cache_params", "state")  # how models name the cache, in and out
 
@@ -143,11 +145,7 @@ class BatchShapeError(RuntimeError):
 
 
 def _cache_of(out):
-    for name in CACHE_FIELDS:
-        value = getattr(out, name, None) if not isinstance(out, dict) else out.get(name)
-        if value is not None:
-            return value
-    return None
+    return next((v for v in (getattr(out, f, None) for f in CACHE_FIELDS) if v is not None), None)
 
 
 def _states(out, how: Calling, shape) -> list[torch.Tensor]:
@@ -356,10 +354,8 @@ def schedule_audit(build, width: int, name: str, n: int, *, prefix: int | None =
 
 
 def _notes(hook) -> tuple[str, ...]:
-    fired = getattr(hook, "fired", None)
-    if fired is not None and not fired:
-        return ("the planted bug never fired: the model has no key/value cache layer to drop a position from",)
-    return ()
+    never = getattr(hook, "fired", None) == []
+    return ("the planted bug never fired: the model has no key/value cache layer to drop a position from",) * never
 
 
 def _mismatches(the_plan, names, difference, tolerance, full_dep, sched_dep) -> list[Mismatch]:
@@ -387,68 +383,6 @@ def _mismatches(the_plan, names, difference, tolerance, full_dep, sched_dep) -> 
                                     float(np.nan_to_num(difference[s, :, :, q], nan=np.inf).max()),
                                     float(tolerance[s, worst, q]), tuple(sorted(extra)), tuple(sorted(lost))))
     return out
-
-
-class drop_cache_position:  # noqa: N801 - used as a function: drop_cache_position(p)(model)
-    """A planted bug: ``drop_cache_position(p)(model)`` makes the model's key/value cache lose position ``p``.
-
-    The cache's ``update`` is patched (on the cache object, the first time a module of
-    ``model`` is called with it) so that the keys and values *stored* for position
-    ``p`` are zeros, while the step that writes ``p`` still sees them: every step that
-    reads the cache after ``p`` was written reads a lost position. ``fired`` records
-    ``(layer, step start)`` for each drop (empty: the model has no key/value layer).
-    """
-
-    def __init__(self, p: int):
-        if type(p) is not int or p < 0:
-            raise InputError(f"the dropped cache position must be an integer >= 0, got {p!r}")
-        self.p = p
-        self.fired: list[tuple[int, int]] = []
-
-    def describe(self) -> str:
-        return f"drop_cache_position({self.p})"
-
-    def __call__(self, model) -> None:
-        for module in model.modules():
-            module.register_forward_pre_hook(self._pre_hook, with_kwargs=True)
-
-    def _pre_hook(self, module, args, kwargs):
-        for name in ("cache", "past_key_values"):
-            cache = kwargs.get(name)
-            if cache is not None and hasattr(cache, "update") and "update" not in vars(cache):
-                cache.update = _DroppingUpdate(cache, self)  # copied with the cache (deepcopy keeps it bound)
-        return None
-
-
-class _DroppingUpdate:
-    """The patched ``cache.update``: the stored key and value of position ``p`` are zeros."""
-
-    def __init__(self, cache, plant: drop_cache_position):
-        self.cache, self.plant = cache, plant
-
-    def __deepcopy__(self, memo):
-        return _DroppingUpdate(copy.deepcopy(self.cache, memo), self.plant)
-
-    def __call__(self, key_states, value_states, layer_idx, *args, **kwargs):
-        cache, p = self.cache, self.plant.p
-        layers = getattr(cache, "layers", [])
-        layer = layers[layer_idx] if layer_idx < len(layers) else None
-        start = layer.get_seq_length() if layer is not None and getattr(layer, "is_initialized", False) else 0
-        m = key_states.shape[-2]
-        original = type(cache).update
-        if not start <= p < start + m:
-            return original(cache, key_states, value_states, layer_idx, *args, **kwargs)
-        lost_k, lost_v = key_states.clone(), value_states.clone()
-        lost_k[..., p - start, :] = 0
-        lost_v[..., p - start, :] = 0
-        keys, values = original(cache, lost_k, lost_v, layer_idx, *args, **kwargs)
-        if not (torch.equal(keys[..., -m:, :], lost_k) and torch.equal(values[..., -m:, :], lost_v)):
-            raise InputError(f"cannot plant a dropped position in a {type(layers[layer_idx]).__name__} cache "
-                             "(its update does not return the new keys last)")
-        keys, values = keys.clone(), values.clone()  # the stored tensors keep the zeros; this step sees the truth
-        keys[..., -m:, :], values[..., -m:, :] = key_states, value_states
-        self.plant.fired.append((layer_idx, start))
-        return keys, values
 
 
 def schedule_for_spec(spec, name: str, n: int, *, backend: str = "eager",
