@@ -26,7 +26,7 @@ import torch
 
 from hasse.gpu_check.audit import findings as F
 from hasse.gpu_check.audit.measure import random_embeddings
-from hasse.gpu_check.audit.operators import blocks_of, find_operators
+from hasse.gpu_check.audit.operators import blocks_of, find_operators, model_prefix
 from hasse.gpu_check.audit.scenarios import Scenario
 from hasse.gpu_check.audit.trace import batchable, measure_perturbation, measure_vjp, outputs_of, runner
 from hasse.gpu_check.dependency import noise_thresholds
@@ -65,7 +65,11 @@ def has_backward(backend: str) -> bool:
 
 
 def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, chunk: int, backend: str):
-    """One backend, one seed: ``(layers, ops, own or None, own_ok, noise or None, operator order)``."""
+    """One backend, one seed: ``(layers, ops, own or None, own_ok, noise or None, operator order, method)``.
+
+    By VJP where the backend has a backward (vmapped, else replicated), else, or when the
+    backward fails (a state written in place: RWKV's cache), by forward perturbations.
+    """
     n = layout.n
     width = F.embedding_width(built, blocks)
     x = built.embedding if seed == 0 and built.embedding is not None else random_embeddings(
@@ -77,19 +81,22 @@ def _measure_one(built: Built, blocks, operators, layout: Scenario, seed: int, c
     try:
         if has_backward(backend):
             try:
-                layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk)
-            except RuntimeError:  # no batching rule for a kernel's backward: the probes ride in the batch
-                if not batchable(built.batch):
-                    raise
-                layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk, batched="replicate")
-            return layers, ops, own, ok, None, list(recorder.completed)
+                try:
+                    layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk)
+                except RuntimeError:  # no batching rule for a kernel's backward: the probes ride in the batch
+                    if not batchable(built.batch):
+                        raise
+                    layers, ops, own, ok = measure_vjp(run, x, rows, seed=seed, chunk=chunk, batched="replicate")
+                return layers, ops, own, ok, None, list(recorder.completed), "vjp"
+            except RuntimeError:  # no backward at all (a state written in place): forward perturbations
+                pass
         last_ops: list = []
         tensors = outputs_of(run, last_ops)
         norms, noise, scale = measure_perturbation(tensors, x, rows, seed=seed, chunk=4 * chunk,
                                                    batched=batchable(built.batch))
         L = len(blocks)
         called = np.array([o is not None for o in last_ops], dtype=np.int8)  # perturbation: never 2 (no own pattern)
-        return norms[:L], norms[L:], None, called, (noise, scale), list(recorder.completed)
+        return norms[:L], norms[L:], None, called, (noise, scale), list(recorder.completed), "perturbation"
     finally:
         recorder.close()
 
@@ -124,7 +131,7 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
                 try:
                     built = subject.build(name, s)
                     blocks = blocks_of(built.model)
-                    operators = find_operators(blocks)
+                    operators = find_operators(blocks, model_prefix(built.model))
                     start = time.perf_counter()
                     result = _measure_one(built, blocks, operators, layout, s, chunk, name)
                     times[name] = times.get(name, 0.0) + time.perf_counter() - start
@@ -169,7 +176,7 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
         cls = F.classify_layers(layout, predicted, layers, ops, own, per_seed[0][3], operators, subject.encoder,
                                 thresholds, order=per_seed[0][5], masks=masks)
         results.append(BackendAudit(
-            name, dtypes[name], "vjp" if has_backward(name) else "perturbation", predicted, cls.norms,
+            name, dtypes[name], per_seed[0][6], predicted, cls.norms,
             cls.unexpected, cls.missing, cls.cancelled, cls.groups, times[name],
             None if thresholds is None else thresholds[:, :len(blocks)], relative or 0.0, cls.operators))
     config = subject.config

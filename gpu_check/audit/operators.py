@@ -34,13 +34,14 @@ from hasse.theory.errors import InputError
 
 OPERATOR_KINDS = ("attention", "linear_attention", "scan", "convolution", "token_shift", "mlp", "other")
 MIXERS = ("attention", "linear_attention", "scan", "convolution", "token_shift", "other")
-PATTERNS = (  # (kind, class-name pattern), first match wins
+PATTERNS = (  # (kind, pattern) on the class name less the model's own prefix (KimiLinear, RecurrentGemma, …)
     ("linear_attention", r"DeltaNet|DeltaAttention|LinearAttention|Lightning|GatedLinear|GLA|RetNet|KDA"),
-    ("scan", r"Mamba|Mixer|SSM|Scan|Rglru|RGLRU|LRU|RecurrentBlock|TimeMix|RwkvSelfAttention|LSTM|Recurren"),
+    ("scan", r"Mamba|Mixer|SSM|Scan|Rglru|RGLRU|LRU|RecurrentBlock|TimeMix|LSTM|Recurren"),
     ("mlp", r"MLP|Mlp|MoE|Moe|FeedForward|Experts|FFN|Ffn|Expert"),
     ("convolution", r"ShortConv|CausalConv|Conv"),
     ("attention", r"Attention|Attn"),
 )
+EXCEPTIONS = {"RwkvSelfAttention": "scan"}  # RWKV's time mix is named attention
 PLAIN = r"Norm|Dropout|Activation|Identity|GELU|SiLU|ReLU|Tanh|Softmax|Rotary|Embedding|Router|Gate$"
 BLOCK_PATHS = ("layers", "model.layers", "h", "transformer.h", "blocks", "backbone.layers", "encoder.layer",
                "layer", "decoder.layers", "mixers")
@@ -67,8 +68,12 @@ class Operator:
         return self.kind in MIXERS
 
 
-def operator_kind(module: torch.nn.Module) -> str | None:
+def operator_kind(module: torch.nn.Module, prefix: str = "") -> str | None:
     """The kind of ``module`` as an operator, None for a plain map (norm, linear, activation, …).
+
+    ``prefix``: the model's own name (``KimiLinear`` of ``KimiLinearModel``), left out of
+    the class name before it is matched, so that a model called "…Linear…" or
+    "Recurrent…" does not make its attention a linear attention or a scan.
 
     >>> operator_kind(torch.nn.Conv1d(4, 4, 3, groups=4)), operator_kind(torch.nn.ZeroPad2d((0, 0, 1, -1)))
     ('convolution', 'token_shift')
@@ -83,10 +88,16 @@ def operator_kind(module: torch.nn.Module) -> str | None:
                            torch.nn.Identity)):
         return None
     name = type(module).__name__
+    if name in EXCEPTIONS:
+        return EXCEPTIONS[name]
+    if prefix and name.startswith(prefix) and len(name) > len(prefix):
+        name = name[len(prefix):]
+    if re.search(PLAIN, name):  # a norm is never a mixer, even a gated one named after Mamba
+        return None
     for kind, pattern in PATTERNS:
         if re.search(pattern, name):
             return kind
-    if re.search(PLAIN, name) or not any(True for _ in module.parameters()) and not list(module.children()):
+    if not any(True for _ in module.parameters()) and not list(module.children()):
         return None
     return "other"
 
@@ -118,21 +129,42 @@ def blocks_of(model: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
     return [(f"{best[0]}.{i}", block) for i, block in enumerate(best[1])]
 
 
-def find_operators(blocks) -> list[Operator]:
-    """The operators of each block (module docstring), in module order."""
+def model_prefix(model: torch.nn.Module) -> str:
+    """The model's own name: its class name less ``Model`` / ``ForCausalLM`` / … (``KimiLinearModel`` -> ``KimiLinear``).
+
+    >>> model_prefix(torch.nn.Module())
+    ''
+    """
+    name = type(model).__name__
+    for suffix in ("ForCausalLM", "ForMaskedLM", "LMHeadModel", "Model"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return ""
+
+
+def _children(module: torch.nn.Module, path: str, prefix: str):
+    """``(path, child)`` of a block; a nested decoder layer (Zamba 2's hybrid layer) is opened."""
+    for name, child in module.named_children():
+        here = f"{path}.{name}"
+        if type(child).__name__.endswith("DecoderLayer") and list(child.children()):
+            yield from _children(child, here, prefix)
+        else:
+            yield here, child
+
+
+def find_operators(blocks, prefix: str = "") -> list[Operator]:
+    """The operators of each block (module docstring), nested ones before their parent, in module order."""
     out: list[Operator] = []
     for layer, (path, block) in enumerate(blocks):
-        for name, child in block.named_children():
-            kind = operator_kind(child)
+        for here, child in _children(block, path, prefix):
+            kind = operator_kind(child, prefix)
             if kind is None:
                 continue
-            here = f"{path}.{name}"
             for sub_name, sub in child.named_modules():
                 if not sub_name:
                     continue
-                sub_kind = operator_kind(sub)
-                if sub_kind in ("convolution", "token_shift") or (
-                        sub_kind in ("scan", "linear_attention") and sub_kind != kind):
+                sub_kind = operator_kind(sub, prefix)
+                if sub_kind in ("convolution", "token_shift", "scan", "linear_attention"):
                     out.append(Operator(layer, f"{here}.{sub_name}", sub_kind, type(sub).__name__,
                                         _width(sub, sub_kind)))
             out.append(Operator(layer, here, kind, type(child).__name__, _width(child, kind)))
