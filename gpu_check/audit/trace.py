@@ -198,3 +198,34 @@ def measure_perturbation(tensors, x: torch.Tensor, rows, *, seed: int, chunk: in
     noise[:, ~keep] = 0
     scale = torch.stack([t[0].norm(dim=-1).double().cpu() for t in base])
     return norms.numpy(), noise.numpy(), scale.numpy()
+
+
+def measure_loop(run, x: torch.Tensor, rows, *, seed: int):
+    """:func:`measure_vjp`'s four results, one backward per output row and tensor (the baseline).
+
+    The same tensors and probes (``u_q`` of tensor ``t`` drawn with seed
+    ``seed + 7919 t``): one forward, then for every block output and operator output
+    ``T`` and every row ``q`` of ``rows`` one ``autograd.grad`` of ``u_qᵀ T_q`` with
+    respect to the input and, for an operator, its own input (benchmarks/bench_audit.py).
+    """
+    _, n, _ = x.shape
+    rows = [int(q) for q in rows]
+    leaf = x.detach().clone().requires_grad_(True)
+    layers, ops = run(leaf)
+    layer_norms = torch.zeros(len(layers), n, n, dtype=torch.float64)
+    op_norms = torch.zeros(len(ops), n, n, dtype=torch.float64)
+    own_norms = torch.zeros(len(ops), n, n, dtype=torch.float64)
+    own_ok = np.array([0 if o is None else 2 if o[0] is not None and o[1] is not None else 1 for o in ops],
+                      dtype=np.int8)  # as measure_vjp's: 0 never called, 1 no position axis, 2 measured
+    targets = [(h, None, False, layer_norms, i) for i, h in enumerate(layers)]
+    targets += [(o[1], o, o[2], op_norms, j) for j, o in enumerate(ops) if o is not None and o[1] is not None]
+    for t_index, (out, op, conv, sink, slot) in enumerate(targets):
+        probes = random_probes(n, out.shape[-1], seed + 7_919 * t_index, out)  # (n, W) on out's device
+        wanted = [leaf] + ([op[0]] if op is not None and own_ok[slot] == 2 else [])
+        for q in rows:
+            grads = torch.autograd.grad((out[0, q] * probes[q]).sum(), wanted, retain_graph=True, allow_unused=True)
+            if grads[0] is not None:
+                sink[slot, q] = _row_norms(grads[0], False, False)[0].cpu()
+            if len(grads) > 1 and grads[1] is not None:
+                own_norms[slot, q] = _row_norms(grads[1], conv, False)[0].cpu()
+    return layer_norms.numpy(), op_norms.numpy(), own_norms.numpy(), own_ok
