@@ -289,3 +289,15 @@ def test_the_cli_says_inconclusive_with_exit_3(hf, capsys):
     code = main(["audit", "mistral", "--window", "12", "--n", "6", "--seeds", "1", "--backend", "eager"])
     out = capsys.readouterr().out
     assert code == 3 and "INCONCLUSIVE" in out and "--window" in out
+
+
+def test_families_lists_every_family_and_says_which_build_here(hf, capsys):
+    from hasse.cli import main
+    from hasse.gpu_check.audit.models import FAMILIES, unavailable_families
+
+    assert main(["audit", "--families"]) == 0
+    out = capsys.readouterr().out
+    missing = unavailable_families()
+    assert f"{len(FAMILIES) - len(missing)} build and run here" in out
+    for name in FAMILIES:
+        assert any(line.split()[:1] == [name] for line in out.splitlines()), name

@@ -99,6 +99,7 @@ def hf_cases() -> list[tuple[str, list[str]]]:
         ("audit", ["audit", "llama", "--scenario", "left_pad", "--n", "5", "--seeds", "1", "--backend", "sdpa"]),
         ("audit", ["audit", "lfm2", "--scenario", "packed", "--documents", "2+3", "--seeds", "1", "--backend", "eager"]),
         ("audit", ["audit", "llama", "--scenario", "decode", "--n", "5", "--seeds", "1", "--drop-cache-position", "1"]),
+        ("audit", ["audit", "--families"]),
     ]
 
 

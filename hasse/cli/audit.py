@@ -128,6 +128,9 @@ def register(sub) -> None:
     p.add_argument("--intended", metavar="STACK", help="the intended flow: a stack spec or preset, one mask per "
                    "layer, inside the documents (default: the configuration's or the operators' pattern)")
     p.add_argument("--trust-code", action="store_true", help="run the Python code of a file.py:build model")
+    p.add_argument("--families", action="store_true",
+                   help="list every family: its layer pattern, and whether it builds and runs here (else the "
+                        "library's reason); builds each one (about 15 s)")
     p.add_argument("--layers", type=integer("--layers"), default=2, metavar="L", help="number of layers (default 2)")
     p.add_argument("--scenario", default="plain", help="plain, packed, packed_mask, left_pad, right_pad, mask4d, "
                    "perm; schedules: decode, chunked_prefill, prefix_cache (default plain)")
@@ -213,6 +216,29 @@ def _check_args(args) -> None:
 
         if not torch.cuda.is_available():
             raise InputError("--device cuda: no CUDA device here (torch.cuda.is_available() is False)")
+
+
+def _families(args) -> int:
+    """``--families``: every family, its pattern at --layers, and whether it builds and runs here."""
+    from hasse.gpu_check.audit.models import FAMILIES, ModelSpec, layer_pattern, pattern_text, small_config
+    from hasse.gpu_check.audit.models import unavailable_families
+
+    with_reason = unavailable_families()
+    rows = []
+    for name in FAMILIES:
+        try:
+            pattern = pattern_text(layer_pattern(small_config(ModelSpec(name, args.layers))))
+        except InputError as exc:
+            pattern = f"(no configuration: {exc})"
+        rows.append({"family": name, "pattern": pattern, "builds": name not in with_reason,
+                     "reason": with_reason.get(name)})
+    data = {**json_header("audit", "--families", None), "families": rows}
+    if not ((args.json or args.out) and emit_json(args, data)):
+        print(f"{len(rows)} families, {args.layers} layer(s) each; {len(rows) - len(with_reason)} build and run here")
+        for r in rows:
+            state = "builds here" if r["builds"] else f"NOT here: {r['reason']}"
+            print(f"  {r['family']:<17} {r['pattern']:<40} {state}")
+    return 0
 
 
 def _backends(args):
@@ -307,6 +333,8 @@ def run(args) -> int:
 
     if not has_torch() or not has_transformers():
         raise InputError(needs_transformers())
+    if args.families:
+        return _families(args)
     _check_args(args)
     source = _source(args)
     backends = _backends(args)
