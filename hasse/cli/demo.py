@@ -193,7 +193,7 @@ def _audit_section(tour: Tour) -> None:
     with torch_threads(2):
         clean = audit(Setup(ModelSpec("llama", 2), make_scenario("plain", 6), seeds=2), ["eager", "sdpa"])
         v = clean.versions
-        _section(f"8b. Auditing a transformers model (hasse audit; transformers {v['transformers']}, torch {v['torch']}, "
+        _section(f"8b. Auditing transformers models, hybrids too (hasse audit; transformers {v['transformers']}, torch {v['torch']}, "
                  "random weights, nothing downloaded)")
         tour.check("llama, 2 layers, one plain sequence of 6, eager and sdpa: every output depends on exactly the "
                    "inputs R(2) of the causal mask allows", all(b.clean for b in clean.backends))
@@ -207,6 +207,15 @@ def _audit_section(tour: Tour) -> None:
         tour.check("the same with use_cache=False: isolated (the packed-sequence detection runs only without a "
                    "cache; `hasse audit llama --scenario packed --documents 1+1 --no-cache`)",
                    all(b.clean for b in fixed.backends))
+        hybrid = audit(Setup(ModelSpec("lfm2", 2), make_scenario("packed", lengths=(3, 4)), seeds=1,
+                             use_cache=False), ["eager"])
+        (b,) = hybrid.backends
+        own = {f.op.path: f.isolated for f in b.operators}
+        tour.check("LFM2 (a short convolution layer, then attention), documents 3+4 with use_cache=False: the "
+                   "attention keeps them apart, the convolution does not - contamination first at layer 1, through "
+                   "layers.0.conv (Lfm2ShortConv)",
+                   b.groups[0].operator == "layers.0.conv (Lfm2ShortConv)" and b.groups[0].layer == 1
+                   and own.get("layers.0.conv") is False and own.get("layers.1.self_attn") is True)
 
 
 def _every_length_section(tour: Tour) -> None:
