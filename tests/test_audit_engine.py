@@ -301,3 +301,24 @@ def test_families_lists_every_family_and_says_which_build_here(hf, capsys):
     assert f"{len(FAMILIES) - len(missing)} build and run here" in out
     for name in FAMILIES:
         assert any(line.split()[:1] == [name] for line in out.splitlines()), name
+
+
+def test_a_schedule_of_your_own_module_through_the_cli(hf, capsys, tmp_path):
+    """--model file.py:build --scenario decode: your module's own weights through its own cache."""
+    from hasse.cli import main
+
+    path = tmp_path / "mine.py"
+    path.write_text(
+        "import torch, transformers\n"
+        "def build():\n"
+        "    cfg = transformers.LlamaConfig(hidden_size=32, intermediate_size=64, num_attention_heads=4,\n"
+        "                                   num_key_value_heads=2, num_hidden_layers=2, vocab_size=16)\n"
+        "    torch.manual_seed(0)\n"
+        "    return transformers.AutoModel.from_config(cfg, attn_implementation='eager').double()\n")
+    argv = ["audit", "--model", f"{path}:build", "--trust-code", "--scenario", "decode", "--n", "6", "--seeds", "1"]
+    assert main(argv) == 0 and "decode MATCHES" in capsys.readouterr().out
+    assert main(argv + ["--drop-cache-position", "1"]) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERS" in out and "first at step 1" in out
+    assert main([a for a in argv if a != "--trust-code"]) == 2  # without --trust-code nothing runs
+    assert "--trust-code" in capsys.readouterr().err

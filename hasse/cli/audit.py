@@ -284,15 +284,23 @@ def _schedule(args, source: str) -> int:
     from hasse.gpu_check.audit.schedules import drop_cache_position, schedule_for_spec
     from hasse.views.schedule_report import schedule_json, schedule_lines
 
-    if _is_users(source):
-        raise InputError("--scenario decode / chunked_prefill / prefix_cache builds the model from a configuration "
-                         "(a family, transformers:SomeConfig or config.json); for your module call "
-                         "hasse.gpu_check.audit.schedules.schedule_audit")
     n = args.n if args.n is not None else 12
     hook = None if args.drop_cache_position is None else drop_cache_position(args.drop_cache_position)
     backend = (_backends(args) or ["eager"])[0]
-    result = schedule_for_spec(_spec(args, source, n), args.scenario, n, backend=backend, prefix=args.prefix,
-                               step=args.step, seeds=args.seeds, dtype=args.dtype, hook=hook)
+    if _is_users(source):  # your module or checkpoint, its own weights, called as a transformers model is
+        from hasse.gpu_check.audit.schedules import schedule_audit
+        from hasse.gpu_check.audit.trace import input_embedding
+        from hasse.gpu_check.audit.user_model import is_checkpoint, load_checkpoint, load_model_source
+
+        model = (load_checkpoint(source, backend, args.dtype) if is_checkpoint(source)
+                 else load_model_source(source, args.trust_code)[0])
+        model.eval()
+        width = int(input_embedding(model).weight.shape[1])
+        result = schedule_audit(lambda seed: model, width, args.scenario, n, prefix=args.prefix, step=args.step,
+                                seeds=args.seeds, dtype=args.dtype, hook=hook, label=source)
+    else:
+        result = schedule_for_spec(_spec(args, source, n), args.scenario, n, backend=backend, prefix=args.prefix,
+                                   step=args.step, seeds=args.seeds, dtype=args.dtype, hook=hook)
     data = {**json_header("audit", source, None), **schedule_json(result), "passed": result.clean}
     if not ((args.json or args.out) and emit_json(args, data)):
         print("\n".join(schedule_lines(result)))
