@@ -322,3 +322,18 @@ def test_a_schedule_of_your_own_module_through_the_cli(hf, capsys, tmp_path):
     assert "DIFFERS" in out and "first at step 1" in out
     assert main([a for a in argv if a != "--trust-code"]) == 2  # without --trust-code nothing runs
     assert "--trust-code" in capsys.readouterr().err
+
+
+def test_a_model_that_bypasses_its_embedding_module_is_refused_not_measured_as_zeros():
+    from hasse.theory.errors import InputError
+
+    class Functional(Tiny):
+        def forward(self, input_ids, position_ids):  # the weights read through a function: no hook fires
+            docs = doc_ids(position_ids)
+            x = torch.nn.functional.embedding(input_ids, self.embed.weight)
+            for block in self.layers:
+                x = block(x, docs)
+            return x
+
+    with pytest.raises(InputError, match="never called its input embedding module"):
+        run(Functional(DocAttention(), DocAttention()))

@@ -64,10 +64,14 @@ def runner(built, blocks, operators, n: int):
     """``(run, recorder)``: ``run(x)`` -> ``(layers, ops)`` for input embeddings ``x`` (B, n, C) (module docstring)."""
     recorder = Recorder(built.model, blocks, operators, n)
     leaf: list = [None]
+    fired: list = [0]
     if built.inputs == "hook":
+        embedding = input_embedding(built.model)
+
         def replace(module, args, output):
+            fired[0] += 1
             return leaf[0].to(output.dtype) if leaf[0].shape[0] == output.shape[0] else leaf[0]
-        recorder.handles.append(input_embedding(built.model).register_forward_hook(replace))
+        recorder.handles.append(embedding.register_forward_hook(replace))
     elif built.inputs != "inputs_embeds":
         raise ValueError(f"inputs must be 'inputs_embeds' or 'hook', got {built.inputs!r}")
 
@@ -75,8 +79,11 @@ def runner(built, blocks, operators, n: int):
         recorder.start()
         kwargs = expand_batch(built.batch, x.shape[0])
         if built.inputs == "hook":
-            leaf[0] = x
+            leaf[0], fired[0] = x, 0
             built.model(**kwargs)
+            if not fired[0]:  # the leaf never entered: every measured dependency would be a silent zero
+                raise InputError(f"{type(built.model).__name__} never called its input embedding module "
+                                 f"{type(embedding).__name__} as a module: give the batch inputs_embeds")
         else:
             built.model(inputs_embeds=x, **kwargs)
         missing = [i for i, h in enumerate(recorder.layers) if h is None]

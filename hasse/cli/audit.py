@@ -28,11 +28,14 @@ checkpoint directory (its own weights, offline). The input is a training scenari
 your own batch (--batch):
 
   measured[l][q, k]  iff  u_q . d h^l_q / d x_k is nonzero in some seed, for a
-                         random probe u_q (batched vector-Jacobian products, the
-                         input replicated along the batch), h^l the hidden state
-                         after layer l; FlexAttention on the CPU (no backward):
-                         iff perturbing input k changes h^l_q by more than
-                         16 x the backend's own noise, measured in the same run.
+                         random probe u_q (vector-Jacobian products vmapped over
+                         8 output rows), h^l the hidden state after block l.
+
+The same is measured at every operator's output (to name the operator that
+introduced a finding) and for each operator's output against its own input (does it
+alone keep documents apart?). Without a backward (FlexAttention on the CPU, a state
+written in place): measured iff perturbing input k changes the output by more than
+16 x the backend's own noise, measured in the same run.
 
 The prediction is R(l) of the INTENDED layer masks: documents isolated, causal
 (encoders: bidirectional over non-pad tokens), the configuration's layer pattern
