@@ -18,7 +18,9 @@ float64 where it runs, the same input embeddings and probes:
   sdpa by VJP, flex_attention by perturbation), build + measure + classify.
 
 Wall time and CPU time (the process's, every thread) are printed: on a loaded machine
-the CPU time is the steadier figure.
+the CPU time is the steadier figure. The side-by-side timings follow one warm-up call of
+each on a few rows (the first vmapped backward of a process costs seconds once); the
+whole audit is timed cold, as a user runs it.
 
     python -m benchmarks.bench_audit
     python -m benchmarks.bench_audit --model qwen3_next --positions 128 --json out.json
@@ -94,7 +96,9 @@ def main(argv=None) -> int:
         run, recorder = runner(built, blocks, operators, n)
         x = random_embeddings(n, 64, 0, getattr(torch, built.dtype))
         every = np.flatnonzero(scenario.real)
-        try:
+        try:  # warm-up (the first vmapped backward of a process pays a one-time cost): one chunk of rows each
+            measure_vjp(run, x, every[:args.chunk], seed=0, chunk=args.chunk, batched=args.batched)
+            measure_loop(run, x, every[:1], seed=0)
             fast_wall, fast_cpu, a = timed(lambda: measure_vjp(run, x, every, seed=0, chunk=args.chunk,
                                                                batched=args.batched))
             print(f"  {args.batched} (chunk {args.chunk}), eager {built.dtype}, {len(blocks)} blocks + "
