@@ -159,8 +159,12 @@ def test_window_contamination_is_grouped_by_first_layer(hf):
     # layer 1: doc 1's queries see doc 0's keys less than 4 positions back; layer 2: less than 7 (two hops of 3)
     one = {(q, k) for q in range(4, 8) for k in range(4) if q - k < 4}
     two = {(q, k) for q in range(4, 8) for k in range(4) if q - k < 7} - one
-    groups = {g.layer: set(g.pairs) for g in b.groups}
+    groups: dict = {}
+    for g in b.groups:  # layer 2 holds pairs introduced there and pairs carried from layer 1's findings
+        groups.setdefault(g.layer, set()).update(g.pairs)
     assert groups == {1: one, 2: two}
+    assert {g.operator for g in b.groups if not g.carried} == {"layers.0.self_attn (MistralAttention)",
+                                                               "layers.1.self_attn (MistralAttention)"}
 
 
 def test_padding(hf):
