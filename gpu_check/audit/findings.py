@@ -221,7 +221,7 @@ def classify_layers(layout: Scenario, predicted, layers, ops, own, own_ok, opera
         eye = np.eye(norms.shape[-1], dtype=bool)
         before = eye
         for l, m in enumerate(masks):  # (I or M_l) . measured[l - 1], Boolean
-            carried[l] = ((m | eye).astype(np.int64) @ before.astype(np.int64)) > 0
+            carried[l] = ((m | eye).astype(np.float32) @ before.astype(np.float32)) > 0  # exact: sums <= n < 2^24
             before = any_seed[l] | eye
 
     def operator_of(q: int, k: int) -> str:

@@ -283,7 +283,10 @@ def build_model(config, backend: str, seed: int, dtype: str = "auto"):
     transformers = import_transformers()
     torch.manual_seed(seed)
     try:
-        model = transformers.AutoModel.from_config(copy.deepcopy(config), attn_implementation=backend)
+        # experts_implementation="eager": the mixtures of experts' plain loop, which runs in float64 (the grouped
+        # matmul kernel refuses it); a model without experts ignores it
+        model = transformers.AutoModel.from_config(copy.deepcopy(config), attn_implementation=backend,
+                                                   experts_implementation="eager")
     except (ValueError, ImportError) as exc:
         raise InputError(f"{type(config).__name__} has no {backend} attention here ({first_sentence(str(exc))})",
                          "--backend") from None

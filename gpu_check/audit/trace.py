@@ -136,7 +136,7 @@ def measure_vjp(run, x: torch.Tensor, rows, *, seed: int, chunk: int = 8, batche
             width = out.shape[-1]
             probes = random_probes(n, width, seed + 7_919 * t_index, out)  # (n, W)
             cot = torch.zeros(b, n, width, dtype=out.dtype, device=out.device)
-            cot[torch.arange(b), part.to(out.device)] = probes[part.to(out.device)]
+            cot[torch.arange(b, device=out.device), part.to(out.device)] = probes[part.to(out.device)]
             cot = cot[:, None] if vmapped else cot  # vmapped: (b, 1, n, W)
             wanted = [leaf] + ([op[0]] if op is not None and own_ok[slot] == 2 else [])
             grads = torch.autograd.grad(out, wanted, cot, retain_graph=True, allow_unused=True,
