@@ -272,8 +272,9 @@ def pattern_text(pattern) -> str:
 def build_model(config, backend: str, seed: int, dtype: str = "auto"):
     """``(model, dtype name)``: ``AutoModel.from_config`` with seeded weights, in eval mode (no dropout).
 
-    ``dtype`` ``"auto"`` is float64 where one forward pass runs in it, else float32
-    (gpt-oss's expert matmuls take no float64). Raises InputError when the
+    ``dtype`` ``"auto"`` is float64 where one forward pass runs in it, else float32. The
+    mixtures of experts are built with ``experts_implementation="eager"``, whose loop runs
+    in float64 (the grouped-matmul kernel refuses it). Raises InputError when the
     configuration has no such attention implementation.
     """
     import copy
