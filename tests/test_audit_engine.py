@@ -319,7 +319,7 @@ def test_a_schedule_of_your_own_module_through_the_cli(hf, capsys, tmp_path):
     assert main(argv) == 0 and "decode MATCHES" in capsys.readouterr().out
     assert main(argv + ["--drop-cache-position", "1"]) == 1
     out = capsys.readouterr().out
-    assert "DIFFERS" in out and "first at step 1" in out
+    assert "DIFFERS" in out and "first at step 1" in out and "the dependencies differ" in out  # position 1 lost
     assert main([a for a in argv if a != "--trust-code"]) == 2  # without --trust-code nothing runs
     assert "--trust-code" in capsys.readouterr().err
 

@@ -91,9 +91,12 @@ def schedule_lines(result) -> list[str]:
         lines = [f"{result.name}: {result.schedule} MATCHES the full forward at every position "
                  f"({result.seeds} seed(s); largest difference {worst:.3g}, tolerance up to {tolerance:.3g})"]
     else:
+        flows = any(m.extra or m.lost for m in result.mismatches)
+        which = ("the dependencies differ" if flows else
+                 "values only: every output depends on the same inputs (a different computation, not a lost input)")
         lines = [f"{result.name}: {result.schedule} DIFFERS from the full forward at {len(result.positions)} of "
                  f"{result.n} positions, first at step {result.first_step} (largest difference {worst:.3g}, "
-                 f"tolerance up to {tolerance:.3g})"]
+                 f"tolerance up to {tolerance:.3g}); {which}"]
     lines.append(f"  ran: {what_ran(result)}: {_steps_text(result.steps)}; {result.dtype}; "
                  f"states: {', '.join(result.states)}")
     lines.append(f"  values: within {NOISE_MARGIN:g} x the measured noise of a shape change without a cache "
