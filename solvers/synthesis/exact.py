@@ -223,8 +223,9 @@ def minimum(target, layers: int, cost: str = "pairs", timeout: float | None = No
         lower = value
     else:
         floor = int(necessary_pairs(target, int(layers)).sum()) if cost == "pairs" else 0
-        lower = max(floor, _bound(primary) or 0)
-        lower = min(lower, value)
+        lower = min(max(floor, _bound(primary) or 0), value)
+        if lower == value:
+            status = "optimal"  # the bound proved the best mask found optimal before the time ran out
     return Synthesis(mask=mask, cost=value, lower_bound=lower, status=status,
                      seconds=time.perf_counter() - start, layers=int(layers), kind=cost,
                      block=int(block), pairs=pair_cost(mask), tiles=tile_cost(mask, block))
