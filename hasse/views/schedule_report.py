@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 
-from hasse.gpu_check.dependency import NOISE_MARGIN
 from hasse.views.tables import capped_rows
 
 TABLE_ROWS = 12
@@ -99,6 +98,8 @@ def schedule_lines(result) -> list[str]:
                  f"tolerance up to {tolerance:.3g}); {which}"]
     lines.append(f"  ran: {what_ran(result)}: {_steps_text(result.steps)}; {result.dtype}; "
                  f"states: {', '.join(result.states)}")
+    from hasse.gpu_check.dependency import NOISE_MARGIN  # here: importing the view never imports torch
+
     lines.append(f"  values: within {NOISE_MARGIN:g} x the measured noise of a shape change without a cache "
                  f"(largest {result.shape_noise:.3g}, relative {result.relative_noise:.3g}); dependencies by "
                  f"perturbation, detection limit {result.detection_limit:.3g}")
