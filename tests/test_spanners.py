@@ -144,6 +144,27 @@ def test_small_counts_not_below_the_brute_force_optimum():
             assert block_causal_pairs(n, block, depth) >= _brute_optimum(target, depth)
 
 
+def test_against_the_exact_optimum_and_the_synthesis_check():
+    """The exact optimiser (solvers/synthesis, Z3) as the reference: never below it; at 2 hops the
+    centre point meets it for n <= 8; ``theory.synthesis.realises`` agrees with the bitset engine."""
+    exact = pytest.importorskip("hasse.solvers.synthesis.exact")
+    from hasse.theory.synthesis import realises
+
+    for n in range(1, 9):
+        target = np.tril(np.ones((n, n), dtype=bool))
+        for depth in (1, 2, 3, 4):
+            optimum = exact.minimum(target, depth, timeout=30)
+            assert optimum.status == "optimal"
+            assert chain_pairs(n, depth) >= optimum.cost
+            if depth <= 2:
+                assert chain_pairs(n, depth) == optimum.cost
+            assert realises(chain(n, depth).mask, target, depth)
+    for n, block, depth in ((6, 2, 2), (6, 3, 3), (7, 2, 4)):
+        c = block_causal(n, block, depth)
+        assert realises(c.mask, c.target, depth)
+        assert c.pairs >= exact.minimum(c.target, depth, timeout=30).cost
+
+
 def _block_count(n: int, block: int, depth: int) -> int:
     sizes = [min(block, n - start) for start in range(0, n, block)]
     if block == 1:
