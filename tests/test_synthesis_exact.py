@@ -43,7 +43,11 @@ def random_preorders(n: int, count: int, seed: int) -> list[np.ndarray]:
     return [every[i] | np.eye(n, dtype=bool) for i in sorted(pick)]
 
 
-TARGETS = ([(s, limit_of(s)) for s in SPECS]
+# A preorder whose optimum within 3 layers gets strictly cheaper once pairs outside T are allowed and the upper
+# bound dropped (found by a seeded search): it makes the planted upper-bound bug fail whatever optimum Z3 picks.
+SHORTCUT = np.array([[1, 0, 0, 0, 0], [0, 1, 0, 0, 0], [1, 1, 1, 1, 0], [1, 1, 1, 1, 0], [1, 1, 0, 0, 1]], dtype=bool)
+
+TARGETS = ([(s, limit_of(s)) for s in SPECS] + [("shortcut", SHORTCUT)]
            + [(f"random n={n} #{i}", t) for n, c in ((1, 1), (2, 4), (3, 29), (4, 16), (5, 30))
               for i, t in enumerate(random_preorders(n, c, seed=24 + n))])
 
