@@ -25,7 +25,8 @@ OTHER_AXES = {"--kv-len", "--queries"}
 SIZE_FLAG = re.compile(r"^--(?:n|max-n|max-size|size|tokens|length|len|num-tokens|seq-len|positions)$")
 
 # parameter names that look like an abbreviation of another one but name another concept
-NOT_ABBREVIATIONS = {("b", "block"): "b is the index of the block predicted (task block), not a block size"}
+NOT_ABBREVIATIONS = {("b", "block"): "b is the index of the block predicted (task block), not a block size",
+                     ("d", "documents"): "d is a window's distance (sliding_window_distance), not documents"}
 
 
 def run(capsys, *argv):
