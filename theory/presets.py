@@ -170,7 +170,7 @@ def kimi_linear(n: int, layers: int = 27, full=(), documents=()) -> LayerStack:
                           "(1-based), KDA layers (recurrent, causal) otherwise")
 
 
-_DOCUMENTS = Param("documents", "int_list", default=(), aliases=("lengths",),
+_DOCUMENTS = Param("documents", "int_list", default=(),
                    help="packed documents, lengths adding up to n: every layer stays inside its document")
 
 ENTRIES = (

@@ -25,7 +25,7 @@ from hasse.theory.masks.document import segment_ids
 from hasse.theory.params import N, require_positive
 from hasse.theory.spec import Entry, Param, plus_joined
 
-DOCUMENTS = Param("documents", "int_list", default=(), aliases=("lengths",),
+DOCUMENTS = Param("documents", "int_list", default=(),
                   help="packed documents, lengths adding up to n, e.g. 3+5+4: reset at each (default: one)")
 
 
