@@ -378,6 +378,22 @@ def test_an_attention_function_that_leaks_only_for_the_last_document_is_caught_t
     assert attn.isolated is False
 
 
+def test_the_patched_attention_model_through_the_command_line(leaky, capsys):
+    """The same llama with its leaky registered attention function, as a model file: --model path:build."""
+    from tests.cli_run import run
+
+    path = leaky.__file__
+    code, out, err = run(capsys, "audit", "--model", f"{path}:build(leak=True)", "--trust-code", "--seeds", "1",
+                         "--json")
+    assert code == 1, err
+    groups = json.loads(out)["backends"][0]["groups"]
+    assert groups and {g["dest_doc"] for g in groups} == {2}  # only into the last document
+    assert {(g["source_doc"], g["layer"]) for g in groups if not g["carried"]} == {(0, 1), (1, 1)}
+    assert all("layers.0.self_attn" in g["operator"] for g in groups if not g["carried"])
+    code, out, err = run(capsys, "audit", "--model", f"{path}:build(leak=False)", "--trust-code", "--seeds", "1")
+    assert code == 0 and "verdict: PASS" in out, out + err
+
+
 def test_a_checkpoint_directory_is_audited_with_its_own_weights(leaky, tmp_path):
     from hasse.gpu_check.audit.user_model import is_checkpoint, load_checkpoint
 

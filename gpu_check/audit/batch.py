@@ -69,8 +69,8 @@ def _tensor(key, value, source: str):
         raise InputError(f"batch keys must be strings, got {key!r}", source)
     if isinstance(value, torch.Tensor):
         return value
-    if isinstance(value, (bool, int, float)) and key in META_KEYS:
-        return value
+    if (value is None or isinstance(value, (bool, int, float, str))) and key not in ROW_KEYS:
+        return value  # a keyword option (use_cache=False, return_dict) or scalar metadata: passed as it is
     try:
         array = np.asarray(value)
     except (ValueError, TypeError):
