@@ -15,41 +15,9 @@ import pytest
 
 from hasse.gpu_check.audit.scenarios import PAD, intended_masks, make_scenario, parse_lengths
 from hasse.theory.errors import InputError
+from tests.intended_reference import reference_layer, reference_reach  # the brute-force reference
 
 # ---------------------------------------------------------------- brute-force reference
-
-
-def reference_layer(docs, positions, kind, size, encoder=False):
-    """The intended mask of one layer, pair by pair (pads: only themselves)."""
-    n = len(docs)
-    m = np.zeros((n, n), dtype=bool)
-    for q in range(n):
-        for k in range(n):
-            if docs[q] == PAD:
-                m[q, k] = q == k
-                continue
-            ok = docs[k] == docs[q] and docs[k] != PAD and (encoder or k <= q)
-            if kind == "sliding":
-                ok = ok and q - size < k and (not encoder or k < q + size)
-            if kind == "chunked":
-                ok = ok and positions[q] // size == positions[k] // size
-            m[q, k] = ok
-    return m
-
-
-def reference_reach(masks):
-    """R(L)[q, k]: a path k -> … -> q that takes one hop (or stays) per layer, by explicit loops."""
-    n = masks[0].shape[0]
-    dep = np.eye(n, dtype=bool)
-    for m in masks:
-        step = m | np.eye(n, dtype=bool)
-        new = np.zeros_like(dep)
-        for q in range(n):
-            for j in range(n):
-                if step[q, j]:
-                    new[q] |= dep[j]
-        dep = new
-    return dep
 
 
 SCENARIO_CASES = [

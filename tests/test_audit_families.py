@@ -21,32 +21,11 @@ import re
 import numpy as np
 import pytest
 
-from hasse.gpu_check.audit.scenarios import PAD, intended_masks, make_scenario
+from hasse.gpu_check.audit.scenarios import intended_masks, make_scenario
 from tests.audit_reference import first_crossing_layer, isolated, model_jacobian, operator_jacobians
+from tests.intended_reference import reference_layer
 
 LENGTHS = (3, 4)
-
-
-def reference_layer(docs, kind, size, encoder=False):
-    """The intended mask of one layer, pair by pair (pads: only themselves)."""
-    n = len(docs)
-    m = np.zeros((n, n), dtype=bool)
-    for q in range(n):
-        for k in range(n):
-            if docs[q] == PAD:
-                m[q, k] = q == k
-                continue
-            same = docs[k] == docs[q] and docs[k] != PAD
-            if kind == "recurrent":
-                ok = same and k <= q
-            elif kind == "conv":
-                ok = same and q - size < k <= q
-            elif kind == "none":
-                ok = same and k == q
-            else:
-                ok = same and (encoder or k <= q)
-            m[q, k] = ok
-    return m
 
 
 @pytest.mark.parametrize("name, kwargs", [
@@ -58,7 +37,7 @@ def reference_layer(docs, kind, size, encoder=False):
 def test_new_layer_kinds_match_the_brute_force_reference(name, kwargs, pattern, encoder):
     s = make_scenario(name, kwargs.get("n"), lengths=kwargs.get("lengths"), pad=kwargs.get("pad"))
     for got, (kind, size) in zip(intended_masks(s, pattern, bidirectional=encoder), pattern):
-        assert np.array_equal(got, reference_layer(s.docs, kind, size, encoder)), (kind, size)
+        assert np.array_equal(got, reference_layer(s.docs, s.positions, kind, size, encoder)), (kind, size)
 
 
 @pytest.fixture(scope="module")
