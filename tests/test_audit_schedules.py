@@ -119,16 +119,21 @@ def autograd_pattern(run, x, seed):
     return pattern
 
 
+def model_and_input(build, hook, seed: int, width: int):
+    """Seed ``seed``'s model (the hook applied) and its input embeddings, as the audit draws them."""
+    model = build(seed)
+    if hook is not None:
+        hook(model)
+    dtype = next(p.dtype for p in model.parameters() if p.is_floating_point())
+    x = torch.randn(1, N, width, generator=torch.Generator().manual_seed(seed + 7919), dtype=torch.float64).to(dtype)
+    return model, x
+
+
 def reference(build, width, schedule, seeds, hook=None, prefix=None, step=None):
     """Per seed, the mismatched positions {q: steps} by hand, and whether autograd flowed through the schedule."""
     found, flowed = [], True
     for seed in range(seeds):
-        model = build(seed)
-        if hook is not None:
-            hook(model)
-        dtype = next(p.dtype for p in model.parameters() if p.is_floating_point())
-        x = torch.randn(1, N, width, generator=torch.Generator().manual_seed(seed + 7919),
-                        dtype=torch.float64).to(dtype)
+        model, x = model_and_input(build, hook, seed, width)
         with torch.no_grad():
             probe = model(inputs_embeds=x[:, :2], use_cache=False, output_hidden_states=True)
             hidden = probe.hidden_states is not None and len(probe.hidden_states) > 1
@@ -148,12 +153,7 @@ def reference(build, width, schedule, seeds, hook=None, prefix=None, step=None):
     step_of = plan(schedule, N, prefix=prefix, step=step).step_of()
     bad = []
     for seed, (full, passes, _, _) in enumerate(found):
-        model = build(seed)
-        if hook is not None:
-            hook(model)
-        dtype = next(p.dtype for p in model.parameters() if p.is_floating_point())
-        x = torch.randn(1, N, width, generator=torch.Generator().manual_seed(seed + 7919),
-                        dtype=torch.float64).to(dtype)
+        model, x = model_and_input(build, hook, seed, width)
         hidden = len(full) > 1
         per_q: dict[int, set] = {}
         try:
