@@ -164,7 +164,7 @@ def audit_subject(subject: Subject, intended=None, *, seeds: int = 3, chunk: int
     if not measured:
         raise InputError("no attention implementation ran: " + "; ".join(f"{b}: {w}" for b, w in skipped))
     blocks, operators, built = structure
-    pattern = subject.pattern or F.pattern_of(subject.config, operators, len(blocks))
+    pattern = subject.pattern or F.intended_pattern(subject.config, operators, len(blocks))
     masks = F.intended_stack(layout, pattern, intended, subject.encoder, len(blocks))
     predicted = F.predicted_flow(masks)
     results = []
@@ -208,10 +208,11 @@ def family_subject(spec, layout: Scenario, *, dtype: str = "auto", use_cache: bo
     did not choose it (:func:`exercised_spec`), and the Subject's notes say so.
     """
     from hasse.gpu_check.audit.measure import model_inputs
-    from hasse.gpu_check.audit.models import BACKENDS, build_model, is_encoder, small_config
+    from hasse.gpu_check.audit.models import BACKENDS, build_model, is_encoder
 
-    spec, notes = exercised_spec(spec, layout)
-    config = small_config(spec)
+    spec, notes, config = exercised_spec(spec, layout)
+    if layout.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
+        raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
     first: dict[int, torch.nn.Module] = {}
 
     def build(backend: str, seed: int) -> Built:
@@ -237,7 +238,7 @@ def family_subject(spec, layout: Scenario, *, dtype: str = "auto", use_cache: bo
 
 
 def exercised_spec(spec, layout: Scenario):
-    """``(spec, notes)``: ``spec`` with a window / chunk the input can show, where the user did not set one.
+    """``(spec, notes, config)``: ``spec`` with a window / chunk the input can show, where the user did not set one.
 
     A sliding window of ``w >=`` the longest document is never exercised (every key of a
     document is inside it): it becomes half the longest document; a Llama 4 chunk larger
@@ -247,7 +248,7 @@ def exercised_spec(spec, layout: Scenario):
     """
     import dataclasses
 
-    from hasse.gpu_check.audit.models import small_config
+    from hasse.gpu_check.audit.models import layer_pattern, small_config
 
     chosen = {key for key, _ in spec.overrides}
     config = small_config(spec)
@@ -256,23 +257,20 @@ def exercised_spec(spec, layout: Scenario):
     top = int(layout.positions[layout.real].max(initial=0))
     notes, changes = [], {}
     window = getattr(config, "sliding_window", None)
-    uses_window = any(kind == "sliding" for kind, _ in _pattern(config))
+    uses_window = any(kind == "sliding" for kind, _ in layer_pattern(config))
     if (isinstance(window, int) and uses_window and spec.window is None and "sliding_window" not in chosen
             and window >= longest > 1):
         changes["window"] = max(1, longest // 2)
         notes.append(f"sliding window shrunk from {window} to {changes['window']} keys so that documents of "
                      f"{longest} positions show it (--window W to choose)")
     chunk = getattr(config, "attention_chunk_size", None)
-    uses_chunk = any(kind == "chunked" for kind, _ in _pattern(config))
+    uses_chunk = any(kind == "chunked" for kind, _ in layer_pattern(config))
     if (isinstance(chunk, int) and uses_chunk and spec.chunk is None and "attention_chunk_size" not in chosen
             and chunk > top >= 1):
         changes["chunk"] = max(1, (top + 1) // 2)
         notes.append(f"attention chunk shrunk from {chunk} to {changes['chunk']} positions so that position_ids "
                      f"0 … {top} show it (--chunk C to choose)")
-    return (dataclasses.replace(spec, **changes) if changes else spec), notes
-
-
-def _pattern(config):
-    from hasse.gpu_check.audit.models import layer_pattern
-
-    return layer_pattern(config)
+    if not changes:
+        return spec, notes, config
+    spec = dataclasses.replace(spec, **changes)
+    return spec, notes, small_config(spec)

@@ -88,7 +88,7 @@ class OperatorFlow:
                 "own_pairs": None if self.own is None else int(self.own.sum())}
 
 
-def pattern_of(config, operators, layers: int) -> list[tuple]:
+def intended_pattern(config, operators, layers: int) -> list[tuple]:
     """The intended ``(kind, size)`` per layer: the configuration's pattern, else read from the operators found."""
     if config is not None and (getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)):
         from hasse.gpu_check.audit.models import layer_pattern

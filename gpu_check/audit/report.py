@@ -64,13 +64,9 @@ def audit(setup: Setup, backends=None, intended=None, progress=None, intended_te
     probes (:func:`gpu_check.audit.engine.family_subject`).
     """
     from hasse.gpu_check.audit.engine import audit_subject, family_subject
-    from hasse.gpu_check.audit.models import small_config
 
     if setup.seeds < 1:
         raise InputError(f"--seeds must be >= 1, got {setup.seeds}", "--seeds")
-    config = small_config(setup.spec)
-    if setup.scenario.perm_mask is not None and getattr(config, "model_type", "") != "xlnet":
-        raise InputError("scenario perm needs an XLNet model (perm_mask)", "--scenario")
     subject = family_subject(setup.spec, setup.scenario, dtype=setup.dtype, use_cache=setup.use_cache,
                              hook=setup.hook, device=setup.device)
     return audit_subject(subject, intended, seeds=setup.seeds, chunk=setup.chunk, backends=backends,
