@@ -1,0 +1,370 @@
+"""Mask synthesis, the dispatcher: the cheapest mask for a depth budget, from formulas, the exact optimum or the heuristic.
+
+:func:`synthesize` (``hasse synthesize``, ``hasse.synthesize``) gathers the candidates that
+realise the target ``T`` within ``L`` layers (``(M or I)^L == T``,
+:mod:`hasse.theory.synthesis`):
+
+- **formula**: every closed formula whose target equals ``T`` (``theory.spanner_formulas.
+  formula_designs``: masks proved for every ``n`` by ``hasse prove-mask --claim realises``);
+- **exact**: for ``n <= exact_max_n`` the optimum (``solvers.synthesis.optimise``: CP-SAT, or
+  Z3's ``minimum``), status optimal or, when ``timeout`` ends the search, unknown with the
+  best mask and the gap;
+- **heuristic**: beyond that size when no formula applies (``solvers.synthesis.heuristic``),
+  a realising mask with a proved lower bound.
+
+The cheapest by the requested cost is chosen (on ``M``, the mask without its diagonal; ties:
+a proved optimum first, then a formula); the others stay in :attr:`Design.candidates`. The
+chosen mask is re-checked here by :func:`~hasse.theory.synthesis.realises` (a failure is a
+:class:`SynthesisBug`), and two verdicts are computed on the mask as a kernel gets it
+(``M or I``): ``leak`` (the concrete engine: nothing outside ``T`` at any depth, and, with a
+task, no leak of its labels) and ``prove-mask`` (a formula's all-n claim; an array is checked
+at this ``n`` only). The third, gpu-check, needs torch and is added above this layer
+(:func:`hasse.views.synthesis_report.gpu_verdict`).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from typing import Callable
+
+import numpy as np
+
+from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
+from hasse.theory.errors import InputError
+from hasse.theory.reach import reach
+from hasse.theory.synthesis import BLOCK, check_target, dense_mask, necessary_pairs, pair_cost, realises, tile_cost, \
+    tile_counts
+
+METHODS = ("optimal", "formula", "heuristic", "unknown")
+PROVE_TIMEOUT = 120.0  # seconds the all-n claim of a formula may take when no timeout is given
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One check of the designed mask: ``name`` (leak, prove-mask, gpu-check), ``status`` (pass, fail, unknown,
+    not-run) and the one ``line`` the report prints."""
+
+    name: str
+    status: str
+    line: str
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "status": self.status, "line": self.line}
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One realisation considered: its method, engine, cost (on ``M``), proved lower bound (None: none), sizes."""
+
+    method: str
+    engine: str
+    cost: int
+    lower_bound: int | None
+    pairs: int
+    tiles: tuple[int, int]
+    seconds: float
+    spec: str | None = None  # a formula's catalogue spec
+
+    def to_json(self) -> dict:
+        return {"method": self.method, "engine": self.engine, "cost": self.cost, "lower_bound": self.lower_bound,
+                "pairs": self.pairs, "tiles": list(self.tiles), "seconds": self.seconds, "spec": self.spec}
+
+
+@dataclass(frozen=True)
+class Design:
+    """The synthesised mask and everything the report says about it (see the module docstring).
+
+    ``mask`` is ``M`` (no diagonal), ``kernel_mask`` is ``M or I`` (what is written and run);
+    ``tiles`` are ``M``'s ``(full, partial)`` tiles, ``kernel_tiles`` the kernel mask's.
+    With a relabelling, ``target``, ``mask`` and ``kernel_mask`` are in the new order
+    (new position ``i`` holds old position ``permutation[i]``).
+    """
+
+    target: np.ndarray
+    layers: int
+    kind: str  # the cost: pairs | tiles
+    block: int
+    method: str  # optimal | formula | heuristic | unknown
+    mask: np.ndarray
+    kernel_mask: np.ndarray
+    cost: int
+    lower_bound: int
+    bound_how: str
+    seconds: float
+    engine: str
+    pairs: int
+    tiles: tuple[int, int]
+    kernel_tiles: tuple[int, int]
+    dense_pairs: int
+    dense_tiles: tuple[int, int]  # of T as a kernel mask (its diagonal included)
+    depth: int  # the convergence depth: the smallest L' with realises(M, T, L')
+    formula: object | None = None  # a FormulaDesign when one was chosen
+    permutation: tuple[int, ...] | None = None
+    tiles_before: tuple[int, int] | None = None  # relabelled: the kernel tiles in the original order
+    handmade: tuple = ()
+    candidates: tuple[Candidate, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+    timed_out: bool = False  # the exact search was cut by the timeout
+
+    @property
+    def n(self) -> int:
+        return int(self.target.shape[0])
+
+    @property
+    def gap(self) -> int:
+        return self.cost - self.lower_bound
+
+    @property
+    def optimal(self) -> bool:
+        """The lower bound meets the cost: no mask is cheaper (by the cost on ``M``)."""
+        return self.gap == 0
+
+    @property
+    def failed(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.status == "fail")
+
+    def original_order(self, matrix: np.ndarray) -> np.ndarray:
+        """``matrix`` (in the design's order) back in the order of positions given."""
+        if self.permutation is None:
+            return matrix
+        inverse = np.argsort(np.asarray(self.permutation))
+        return matrix[np.ix_(inverse, inverse)]
+
+
+def cost_of(mask: np.ndarray, kind: str, block: int) -> int:
+    """The cost of ``M`` (no diagonal): its pairs, or its non-empty ``block x block`` tiles."""
+    return pair_cost(mask) if kind == "pairs" else int(np.count_nonzero(tile_counts(mask, block)))
+
+
+def floor_of(target: np.ndarray, layers: int, kind: str, block: int) -> int:
+    """A proved lower bound from the necessary pairs: their number, or the tiles they occupy."""
+    return cost_of(necessary_pairs(target, layers), kind, block)
+
+
+def convergence_depth(mask: np.ndarray, target: np.ndarray, layers: int) -> int:
+    """The smallest ``L' <= layers`` with ``(M or I)^L' == T`` (``mask`` realises ``T`` within ``layers``)."""
+    for depth in range(1, layers):
+        if np.array_equal(reach(mask, depth), target):
+            return depth
+    return layers
+
+
+def _exact_max_n() -> int:
+    try:
+        from hasse.solvers.synthesis import EXACT_MAX_N
+    except ImportError:  # TEMPORARY until OPTIM's optimise lands
+        return 8
+    return EXACT_MAX_N
+
+
+def _exact(target, layers, kind, block, timeout) -> tuple[Synthesis, str, str]:
+    try:
+        from hasse.solvers.synthesis import optimise
+    except ImportError:  # TEMPORARY until OPTIM's optimise lands
+        from hasse.solvers.synthesis.exact import minimum
+
+        return minimum(target, layers, kind, timeout, block=block), "z3", "Z3 Optimize"
+    s = optimise(target, layers, cost=kind, block=block, timeout=timeout)
+    return s, getattr(s, "engine", ""), getattr(s, "bound_how", "")
+
+
+def _heuristic(target, layers, kind, block, timeout) -> tuple[Synthesis, str, str]:
+    try:
+        from hasse.solvers.synthesis import heuristic
+    except ImportError:  # TEMPORARY until OPTIM's heuristic lands: the dense mask
+        mask = dense_mask(target)
+        return (Synthesis(mask=mask, cost=cost_of(mask, kind, block), lower_bound=floor_of(target, layers, kind, block),
+                          status="heuristic", seconds=0.0, layers=layers, kind=kind, block=block,
+                          pairs=pair_cost(mask), tiles=tile_cost(mask, block)), "dense", "the necessary pairs")
+    s = heuristic(target, layers, cost=kind, block=block, timeout=timeout)
+    return s, getattr(s, "engine", "heuristic"), getattr(s, "bound_how", "")
+
+
+def _formulas(target, layers, kind, block) -> list:
+    try:
+        from hasse.theory.spanner_formulas import formula_designs
+    except ImportError:  # TEMPORARY until FORMULAS' module lands
+        return []
+    return list(formula_designs(target, layers, kind, block))
+
+
+def _handmade(target, layers, block) -> tuple:
+    try:
+        from hasse.theory.handmade import handmade
+    except ImportError:  # TEMPORARY until BENCH's module lands
+        return ()
+    return tuple(handmade(target, layers, block))
+
+
+def _array_candidate(s: Synthesis, engine: str, method: str, kind: str, block: int) -> Candidate:
+    m = np.asarray(s.mask, dtype=bool) & ~np.eye(s.mask.shape[0], dtype=bool)
+    return Candidate(method, engine, cost_of(m, kind, block), int(s.lower_bound) if s.lower_bound is not None
+                     else None, pair_cost(m), tile_cost(m, block), float(s.seconds))
+
+
+def _method_of(s: Synthesis) -> str:
+    return {"optimal": "optimal", "unknown": "unknown"}.get(s.status, "heuristic")
+
+
+def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, relabel: bool = False,
+               timeout: float | None = None, exact_max_n: int | None = None, task=None,
+               progress: Callable[[str], None] | None = None) -> Design:
+    """The cheapest mask realising ``target`` within ``layers`` layers, and its verdicts (module docstring).
+
+    ``relabel`` (cost tiles only) lets the optimiser reorder the positions; ``timeout`` bounds the
+    exact search (and the all-n proof); ``exact_max_n`` (default ``EXACT_MAX_N``) the size up to
+    which the exact optimum is sought; ``task`` (a Task on the target's positions) adds its leak
+    check with the designed mask in place of its own; ``progress`` receives a line before each
+    step that may take over a second.
+
+    >>> d = synthesize(np.tril(np.ones((4, 4), dtype=bool)), 2)
+    >>> d.method, d.cost, d.lower_bound, d.depth, bool(d.kernel_mask.diagonal().all())
+    ('optimal', 4, 4, 2, True)
+    """
+    start = time.perf_counter()
+    say = progress or (lambda text: None)
+    target = check_target(target)
+    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
+        raise InputError(f"layers must be an integer >= 1, got {layers!r}", param="layers")
+    layers = int(layers)
+    check_cost(cost, block)
+    block = int(block)
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if relabel and cost != "tiles":
+        raise InputError("relabel reorders positions to pack tiles; pairs do not depend on the order of positions "
+                         "(use cost tiles)")
+    n = int(target.shape[0])
+    limit = _exact_max_n() if exact_max_n is None else int(exact_max_n)
+    formulas = _formulas(target, layers, cost, block)
+    arrays: list[tuple[Synthesis, str, str, str]] = []  # (synthesis, engine, bound_how, method)
+    permutation = tiles_before = None
+    timed_out = False
+    if relabel:
+        from hasse.solvers.synthesis import relabel as relabel_positions
+
+        say(f"relabelling {n} positions to pack {block} x {block} tiles ...")
+        r = relabel_positions(target, layers, cost=cost, block=block, timeout=timeout)
+        permutation = tuple(int(p) for p in r.perm)
+        tiles_before = tuple(getattr(r, "tiles_before", ()) or ()) or None
+        s = r.synthesis
+        arrays.append((s, getattr(s, "engine", "relabel"), getattr(s, "bound_how", ""), _method_of(s)))
+    elif n <= limit:
+        say(f"exact search: n = {n}, {layers} layer(s), cost {cost} ...")
+        s, engine, how = _exact(target, layers, cost, block, timeout)
+        timed_out = s.status != "optimal"
+        arrays.append((s, engine, how, _method_of(s)))
+    elif not formulas:
+        say(f"heuristic: n = {n}, {layers} layer(s), cost {cost} ...")
+        arrays.append((*_heuristic(target, layers, cost, block, timeout), "heuristic"))
+    candidates: list[tuple[int, int, Candidate, object]] = []  # (cost, rank, candidate, payload)
+    floor = floor_of(target, layers, cost, block)
+    bounds = []
+    rank = {"optimal": 0, "formula": 1, "unknown": 2, "heuristic": 3}
+    for s, engine, how, method in arrays:
+        c = _array_candidate(s, engine, method, cost, block)
+        candidates.append((c.cost, rank[method], c, s))
+        if s.lower_bound is not None:
+            bounds.append((int(s.lower_bound), how or engine))
+    if floor:  # after the engines' bounds: an equal bound of theirs is the one named
+        bounds.append((floor, "the necessary pairs (pairs with no position between them)"))
+    eye = np.eye(n, dtype=bool)
+    for f in formulas:
+        m = np.asarray(f.mask, dtype=bool) & ~eye
+        c = Candidate("formula", "formula", cost_of(m, cost, block), None, pair_cost(m), tile_cost(m, block), 0.0,
+                      f.spec)
+        candidates.append((c.cost, rank["formula"], c, f))
+    if not candidates:
+        raise SynthesisBug("no candidate mask (the exact search, the heuristic or a formula always gives one)")
+    candidates.sort(key=lambda item: (item[0], item[1]))
+    _, _, chosen, payload = candidates[0]
+    target_used = target if permutation is None else target[np.ix_(permutation, permutation)]
+    formula = payload if chosen.method == "formula" else None
+    mask = (np.asarray(payload.mask, dtype=bool) & ~eye) if formula is not None else (payload.mask & ~eye)
+    if formula is not None:
+        target_used, permutation, tiles_before = target, None, None  # a formula is in the order given
+    if not realises(mask, target_used, layers):
+        raise SynthesisBug(f"the {chosen.method} mask ({chosen.engine}) does not realise the target "
+                           f"(n = {n}, layers = {layers})")
+    lower, how = max(bounds, key=lambda b: b[0]) if bounds else (0, "none")
+    lower = min(lower, chosen.cost)
+    method = chosen.method
+    if method == "unknown" and lower == chosen.cost:
+        method = "optimal"
+    kernel = mask | eye
+    dense = dense_mask(target)
+    design = Design(
+        target=target_used, layers=layers, kind=cost, block=block, method=method, mask=mask, kernel_mask=kernel,
+        cost=chosen.cost, lower_bound=lower, bound_how=how, seconds=0.0, engine=chosen.engine,
+        pairs=pair_cost(mask), tiles=tile_cost(mask, block), kernel_tiles=tile_cost(kernel, block),
+        dense_pairs=pair_cost(dense), dense_tiles=tile_cost(target, block),
+        depth=convergence_depth(mask, target_used, layers), formula=formula, permutation=permutation,
+        tiles_before=tiles_before, handmade=_handmade(target, layers, block),
+        candidates=tuple(c for _, _, c, _ in candidates), timed_out=timed_out)
+    say("checking the design: leaks, and its all-n proof ...")
+    verdicts = (leak_verdict(design, task), prove_verdict(design, timeout))
+    return replace(design, verdicts=verdicts, seconds=time.perf_counter() - start)
+
+
+def leak_verdict(design: Design, task=None) -> Verdict:
+    """The concrete engine on ``M or I``: its limit is ``T`` (nothing outside ``T`` at any depth, nothing of ``T``
+    lost), and with ``task`` its labels do not leak when the task's mask is replaced by it (unless ``T`` itself
+    leaks under that task: then the check does not apply)."""
+    from hasse.theory.leak import find_leaks
+    from hasse.theory.order import mask_to_order
+
+    kernel = design.original_order(design.kernel_mask)
+    target = design.original_order(design.target)
+    closure = mask_to_order(kernel).closure()
+    outside = np.argwhere(closure & ~target)
+    lost = np.argwhere(target & ~closure)
+    if outside.size or lost.size:
+        q, k = (int(v) for v in (outside if outside.size else lost)[0])
+        what = "reaches a pair outside T" if outside.size else "never reaches a pair of T"
+        return Verdict("leak", "fail", f"FAIL: the designed mask {what}: ({q}, {k}) (a bug of the kit)")
+    line = "no pair outside T at any depth, and the limit is T (concrete engine)"
+    if task is None:
+        return Verdict("leak", "pass", line)
+    if task.size != design.n:
+        return Verdict("leak", "pass", line + f"; task check not run: the task has {task.size} positions")
+    name = task.name or "the task"
+    own = find_leaks(replace(task, mask=target))
+    if not own.leak_free:
+        return Verdict("leak", "pass", line + f"; {name}: not applicable, the target itself leaks under it")
+    report = find_leaks(replace(task, mask=kernel))
+    if not report.leak_free:
+        first = (report.leaks + report.isolation)[0]
+        return Verdict("leak", "fail", f"FAIL: {name} with the designed mask leaks: position {first.position} "
+                                       f"from {first.source}, path {list(first.path)} (a bug of the kit)")
+    return Verdict("leak", "pass", line + f"; {name} with the designed mask: leak-free at every depth")
+
+
+def prove_verdict(design: Design, timeout: float | None = None) -> Verdict:
+    """A formula's claim "realises T within L layers" for every n (``hasse prove-mask --claim realises``);
+    an array design is checked at this n only."""
+    f = design.formula
+    if f is None:
+        return Verdict("prove-mask", "not-run", "not a formula: realises checked at this n by the concrete engine "
+                                                "only")
+    from hasse.solvers.symbolic.claims import CLAIMS
+
+    if "realises" not in CLAIMS:  # TEMPORARY until PROVER's claim lands
+        return Verdict("prove-mask", "not-run", "not run: the realises claim is not available")
+    from hasse.solvers.symbolic.claim_runs import prove_claim
+
+    try:
+        run = prove_claim("realises", f.spec, target=f.target_spec, layers=f.layers,
+                          timeout=timeout or PROVE_TIMEOUT)
+    except InputError as exc:
+        return Verdict("prove-mask", "unknown", f"not decided: {exc}")
+    v = run.verdict
+    statement = f"{f.spec} realises {f.target_spec} within {f.layers} layer(s)"
+    if getattr(v, "disagrees", False):
+        return Verdict("prove-mask", "fail", f"FAIL: the concrete re-check disagrees with the prover on {statement}: "
+                                             f"{v.recheck} (a bug of the kit)")
+    if v.verdict == "proved":
+        return Verdict("prove-mask", "pass", f"proved: {v.statement or statement}")
+    if v.verdict == "refuted":
+        return Verdict("prove-mask", "fail", f"REFUTED: {statement}: {v.reason} (a bug of the kit)")
+    return Verdict("prove-mask", "unknown", f"unknown: {v.reason or 'the prover did not decide'}")
