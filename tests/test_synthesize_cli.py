@@ -1,0 +1,158 @@
+"""``hasse synthesize`` end to end: the cost it prints against the brute-force minimum, the masks it writes, exits.
+
+The reference is :func:`hasse.solvers.synthesis.brute_force_minimum` (every mask inside the target,
+enumerated); every mask written is re-checked here by :func:`hasse.theory.synthesis.realises` and,
+for a formula's ``.py``, by evaluating its ``mask_mod`` on a numpy grid.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import numpy as np
+import pytest
+
+from hasse.solvers.synthesis import brute_force_minimum
+from hasse.theory.catalog import build_mask
+from hasse.theory.reach import reach
+from hasse.theory.synthesis import necessary_pairs, realises
+from tests.cli_run import run
+
+SPECS = ("causal:n=4", "causal:n=6", "bidirectional:n=4", "prefix_lm:n=5,prefix=2", "block_causal:n=6,block=2",
+         "sliding_window:n=5,w=2", "document:lengths=2+3", "butterfly:n=2", "block_two_stream:n=2,block=1")
+MAX_FREE = {"pairs": 20, "tiles": 14}  # free pairs the brute force enumerates quickly (tiles: every subset)
+
+
+def limit_of(spec: str) -> np.ndarray:
+    mask = build_mask(spec).matrix
+    return reach(mask, mask.shape[0])
+
+
+def random_preorders(count: int, seed: int) -> list[np.ndarray]:
+    """Seeded preorders of 3 to 6 positions: the closure of a random relation, sparse enough to enumerate."""
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        n = int(rng.integers(3, 7))
+        relation = rng.random((n, n)) < rng.uniform(0.1, 0.35)
+        t = reach(relation, n)
+        free = t & ~np.eye(n, dtype=bool) & ~necessary_pairs(t, 2)
+        if free.sum() <= MAX_FREE["tiles"]:
+            out.append(t)
+    return out
+
+
+def synth(capsys, target, layers, *extra):
+    code, out, err = run(capsys, "synthesize", target, "--layers", layers, "--no-gpu-check", *extra)
+    return code, out, err
+
+
+def targets(tmp_path):
+    found = [(s, s, limit_of(s)) for s in SPECS]
+    for i, t in enumerate(random_preorders(20, seed=24)):
+        path = tmp_path / f"random{i}.npy"
+        np.save(path, t)
+        found.append((f"random #{i}", str(path), t))
+    return found
+
+
+def test_cost_equals_the_brute_force_minimum_and_the_mask_realises(capsys, tmp_path):
+    checked = 0
+    for name, source, t in targets(tmp_path):
+        n = len(t)
+        for layers in (1, 2, 3):
+            for cost in ("pairs", "tiles"):
+                free = t & ~np.eye(n, dtype=bool) & ~necessary_pairs(t, layers)
+                if free.sum() > MAX_FREE[cost]:
+                    continue
+                out_file = tmp_path / "m.npy"
+                code, out, err = synth(capsys, source, layers, "--cost", cost, "--block", 2, "--json",
+                                       "--out", out_file)
+                assert code == 0, (name, layers, cost, err)
+                data = json.loads(out)
+                ref = brute_force_minimum(t, layers, cost=cost, block=2)
+                assert data["cost"] == ref.minimum, (name, layers, cost, data["cost"], ref.minimum)
+                assert data["method"] in ("optimal", "formula") and data["optimal"], (name, data["method"])
+                written = np.load(out_file)
+                assert written.diagonal().all(), name  # every mask written for a kernel has its diagonal
+                assert realises(written, t, layers), (name, layers, cost)
+                assert data["depth"] <= layers and realises(written, t, data["depth"]), name
+                assert all(v["status"] != "fail" for v in data["verdicts"]), (name, data["verdicts"])
+                checked += 1
+    assert checked >= 120
+
+
+def test_no_diagonal_writes_m_itself(capsys, tmp_path):
+    out_file = tmp_path / "m.json"
+    code, out, err = synth(capsys, "causal:n=5", 2, "--out", out_file, "--no-diagonal", "--json")
+    assert code == 0, err
+    m = np.array(json.loads(out_file.read_text())["mask"], dtype=bool)
+    assert not m.diagonal().any() and realises(m, limit_of("causal:n=5"), 2)
+    assert int(m.sum()) == json.loads(out)["pairs"]
+
+
+@pytest.mark.parametrize("spec", ["document:lengths=6+6", "causal:n=12"])  # no formula; a formula (cheaper)
+def test_a_tiny_timeout_is_unknown_with_a_mask_that_realises(capsys, tmp_path, spec):
+    t = limit_of(spec)
+    out_file = tmp_path / "m.npy"
+    code, out, err = synth(capsys, spec, 3, "--timeout", "0.001", "--json", "--out", out_file)
+    data = json.loads(out)
+    assert code in (0, 3), err
+    assert (code == 3) == (data["method"] == "unknown")  # never exit 0 with status unknown
+    assert data["gap"] == data["cost"] - data["lower_bound"] >= 0
+    assert data["optimal"] == (data["gap"] == 0)
+    if data["method"] == "optimal":
+        assert data["optimal"]
+    assert realises(np.load(out_file), t, 3)
+
+
+def test_a_formula_target_writes_a_mask_mod_that_realises(capsys, tmp_path):
+    out_file = tmp_path / "causal2.py"
+    code, out, err = synth(capsys, "causal:n=64", 2, "--out", out_file)
+    assert code == 0, err
+    assert "formula" in out and f"mask_mod written to {out_file}" in out
+    spec = importlib.util.spec_from_file_location("causal2", out_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    q, k = np.arange(64)[:, None], np.arange(64)[None, :]
+    mask = np.broadcast_to(np.asarray(module.mask_mod(0, 0, q, k), dtype=bool), (64, 64))
+    t = limit_of("causal:n=64")
+    assert realises(mask, t, 2) and mask.sum() - 64 < t.sum() - 64
+
+
+def test_butterfly_tiles_beside_the_dense_and_the_gpu_check(capsys):
+    pytest.importorskip("torch")
+    code, out, err = run(capsys, "synthesize", "butterfly:n=16", "--layers", 2, "--cost", "tiles", "--block", 8,
+                         "--device", "cpu")
+    assert code == 0, err
+    dense = [line for line in out.splitlines() if line.startswith("dense T")]
+    design = [line for line in out.splitlines() if line.startswith("as written")]
+    assert dense and design and "tiles" in dense[0] and "tiles" in design[0]
+    assert "gpu-check: PASS" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["synthesize", "causal:n=4", "--layers", "0"], "--layers must be a positive integer"),
+    (["synthesize", "causal:n=4", "--layers", "2", "--relabel"], "pairs do not depend on the order"),
+    (["synthesize", "causal:n=4", "--layers", "2", "--out", "m.txt"], "--out writes"),
+])
+def test_bad_inputs_exit_2_with_one_line(capsys, tmp_path, monkeypatch, argv, needle):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv, "--no-gpu-check")
+    assert code == 2 and needle in err and err.strip().count("\n") == 0, err
+
+
+def test_a_non_transitive_target_file_exits_2(capsys, tmp_path):
+    path = tmp_path / "chain.txt"
+    path.write_text("1 1 0\n0 1 1\n0 0 1\n")
+    code, out, err = synth(capsys, path, 2)
+    assert code == 2 and "not transitive" in err and err.strip().count("\n") == 0, err
+
+
+def test_out_py_for_an_array_design_exits_2(capsys, tmp_path):
+    path = tmp_path / "t.npy"
+    np.save(path, random_preorders(1, seed=7)[0])
+    code, out, err = synth(capsys, path, 2, "--out", tmp_path / "m.py")
+    assert code == 2 and "not a formula at this target" in err and err.strip().count("\n") == 0, err
+    assert not (tmp_path / "m.py").exists()
