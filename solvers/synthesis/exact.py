@@ -219,13 +219,18 @@ def minimum(target, layers: int, cost: str = "pairs", timeout: float | None = No
             mask = dense_mask(target)
     value = (pair_cost(mask) if cost == "pairs"
              else int(np.count_nonzero(tile_counts(mask, block))))
+    how = "the optimum (Z3 Optimize)"
     if status == "optimal":
         lower = value
     else:
         floor = int(necessary_pairs(target, int(layers)).sum()) if cost == "pairs" else 0
-        lower = min(max(floor, _bound(primary) or 0), value)
+        solver = _bound(primary) or 0
+        lower = min(max(floor, solver), value)
+        how = "Z3's bound" if solver > floor else "necessary pairs"
         if lower == value:
             status = "optimal"  # the bound proved the best mask found optimal before the time ran out
+            how = "the optimum (Z3 Optimize)"
     return Synthesis(mask=mask, cost=value, lower_bound=lower, status=status,
                      seconds=time.perf_counter() - start, layers=int(layers), kind=cost,
-                     block=int(block), pairs=pair_cost(mask), tiles=tile_cost(mask, block))
+                     block=int(block), pairs=pair_cost(mask), tiles=tile_cost(mask, block),
+                     engine="z3", bound_how=how)

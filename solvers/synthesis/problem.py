@@ -41,9 +41,12 @@ class SynthesisBug(AssertionError):
 class Synthesis:
     """The optimiser's answer: a mask realising the target, its cost and a proved lower bound.
 
-    ``status`` is ``"optimal"`` (``lower_bound == cost``) or ``"unknown"`` (the time ran
-    out: the best mask found, ``cost - lower_bound`` the gap). ``tiles`` is the mask's
-    ``(full, partial)`` tiles of ``block``; ``pairs`` its allowed entries.
+    ``status`` is ``"optimal"`` (``lower_bound == cost``), ``"unknown"`` (the time ran
+    out: the best mask found, ``cost - lower_bound`` the gap) or ``"heuristic"`` (a
+    realising mask from :mod:`.heuristic`, no optimality claimed). ``tiles`` is the mask's
+    ``(full, partial)`` tiles of ``block``; ``pairs`` its allowed entries. ``engine`` names
+    the search (``"z3"``, ``"cp-sat"``, ``"greedy"``), ``bound_how`` how ``lower_bound``
+    was proved.
     """
 
     mask: np.ndarray
@@ -56,6 +59,8 @@ class Synthesis:
     block: int = 0
     pairs: int = 0
     tiles: tuple[int, int] = (0, 0)
+    engine: str = "z3"
+    bound_how: str = ""
 
     @property
     def gap(self) -> int:
