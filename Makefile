@@ -34,7 +34,7 @@ $(VENV)/.installed: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q '$(TORCH)'
-	$(QUIET_EDITABLE) $(BIN)/pip install -q -e '.[torch,viz,test,hf,dist]'
+	$(QUIET_EDITABLE) $(BIN)/pip install -q -e '.[torch,viz,test,hf,dist,synth]'
 	touch $@
 
 clean:
