@@ -13,7 +13,7 @@ from hasse.cli.parsers import add_command, integer
 from hasse.theory.errors import InputError
 from hasse.views.output import ascii_aware, json_header, spec_of
 
-CLAIMS = ("dense", "leak-free", "isolation", "consistent")  # the keys of solvers.symbolic.claims.CLAIMS (a test)
+CLAIMS = ("dense", "leak-free", "isolation", "consistent", "realises")  # the keys of solvers.symbolic.claims.CLAIMS (a test)
 SEARCH_LAYERS = 4  # every depth, invariant failed: a walk of at most this many hops is looked for
 
 DESCRIPTION = """\
@@ -53,6 +53,13 @@ claims:
               through an inductive invariant
   isolation   no flow between the task's declared groups (packed documents)
   consistent  training-inference consistency of a Block Two-Stream-style design
+  realises    (M or I)^L = T: MASK realises the preorder --target T within --layers L
+              (M inside T, T transitive, and every pair of T reached through the
+              walk a --witness FILE.py:fn gives: witness(q_idx, kv_idx) returns the
+              L-1 intermediate positions; a catalogue sparse_* mask brings its own
+              target, depth and witness). A witness that fails where the concrete
+              engine finds the target realised is unknown, never refuted; without
+              a witness L >= 2 is never proved (a concrete search for n <= 64)
 
 An invariant is a relation I(q, k) ("q may depend on k") with three properties the
 kit checks, never assumes: M or identity is inside I; I is transitive; and no
@@ -78,6 +85,8 @@ examples:
   hasse prove-mask packed --claim isolation
   hasse prove-mask block_two_stream --claim leak-free --param-range block=1..64
   hasse prove-mask masks.py:my_mask --claim dense --timeout 30 --certificate proof.json
+  hasse prove-mask m.py:dyadic --claim realises --target causal --layers 2 --witness m.py:walk
+  hasse prove-mask sparse_causal:layers=3 --claim realises   its own target, depth and witness
 
 --param-range NAME=LO..HI (repeatable; n included) adds LO <= NAME <= HI to the side
 conditions. A spec that fixes n (causal:n=8) proves the claim at that n only.
@@ -96,9 +105,15 @@ def register(sub) -> None:
     p.add_argument("--task", metavar="TASK",
                    help="the task whose targets must not leak (a catalogue task: causal_lm, mlm, packed, …); "
                         "default: MASK's own task (butterfly, block_two_stream, …)")
-    p.add_argument("--layers", type=integer("--layers"), metavar="L", help="leak-free/isolation within L layers (default: every depth)")
+    p.add_argument("--layers", type=integer("--layers"), metavar="L", help="leak-free/isolation within L layers (default: every depth); realises: the depth L")
     p.add_argument("--invariant", metavar="FILE.py:fn",
                    help="the inductive invariant for every depth, as a mask_mod (or a catalogue spec)")
+    p.add_argument("--target", metavar="T",
+                   help="realises: the preorder MASK must realise (a catalogue spec or FILE.py:fn, the same size "
+                        "as MASK for every n; default: a sparse_* mask's own target)")
+    p.add_argument("--witness", metavar="FILE.py:fn",
+                   help="realises: witness(q_idx, kv_idx) -> the L-1 intermediate positions of a walk from kv_idx "
+                        "to q_idx (default: a sparse_* mask's own)")
     p.add_argument("--search-layers", type=integer("--search-layers", 0), default=SEARCH_LAYERS, metavar="K",
                    help="every depth: when the invariant fails, look for a real leak walk of at most K hops "
                         f"(default {SEARCH_LAYERS}; 0: do not)")
@@ -128,6 +143,10 @@ def check_flags(args) -> None:
         raise InputError("--layers and --invariant exclude each other (within L layers, or at every depth)")
     if args.claim in ("dense", "consistent") and (args.layers is not None or args.invariant):
         raise InputError(f"--claim {args.claim} takes neither --layers nor --invariant")
+    if args.claim != "realises" and (args.target or args.witness):
+        raise InputError(f"--{'target' if args.target else 'witness'} belongs to --claim realises")
+    if args.claim == "realises" and (args.task or args.invariant):
+        raise InputError(f"--claim realises takes no --{'task' if args.task else 'invariant'} (give --target T)")
     if args.claim == "dense" and args.task:
         raise InputError("--claim dense is about the mask alone: no --task")
 
@@ -143,11 +162,14 @@ def run(args) -> int:
 
     def prove():
         check_flags(args)
-        preload_torch(args.mask, args.invariant)
+        preload_torch(args.mask, args.invariant, args.target, args.witness)
         return prove_claim(args.claim, args.mask, task=args.task, layers=args.layers, invariant=args.invariant,
                            search_layers=args.search_layers, heads=args.heads, batch=args.batch,
-                           assume=parse_assume(args.assume), ranges=args.param_range, timeout=args.timeout)
+                           assume=parse_assume(args.assume), ranges=args.param_range, timeout=args.timeout,
+                           **({"target": args.target, "witness": args.witness} if args.claim == "realises" else {}))
 
     return finish(args, args.claim, head, title + (f" --task {args.task}" if args.task else "")
-                  + (f" --layers {args.layers}" if args.layers else ""), prove, stopped_title=title,
+                  + (f" --target {args.target}" if getattr(args, "target", None) else "")
+                  + (f" --layers {args.layers}" if args.layers else "")
+                  + (f" --witness {args.witness}" if getattr(args, "witness", None) else ""), prove, stopped_title=title,
                   stopped_fields={"invariant": args.invariant})

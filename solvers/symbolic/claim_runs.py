@@ -32,13 +32,14 @@ def ranges_json(ranges) -> list[dict]:
 def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int | None = None,
                 invariant: str | None = None, search_layers: int = 0, heads: int | None = None,
                 batch: int | None = None, assume: dict | None = None, ranges=(),
-                timeout: float | None = None) -> ClaimRun:
+                timeout: float | None = None, target: str | None = None, witness: str | None = None) -> ClaimRun:
     """``claim`` (a key of :data:`~solvers.symbolic.claims.CLAIMS`) about MASK ``source``, for every n.
 
     The task is ``task`` read through MASK, else MASK's own (a catalogue design that is a task);
     at every depth (no ``layers``) the invariant is ``invariant`` (a mask_mod or a spec) or the
     one the kit knows (:func:`~solvers.symbolic.claims.known_invariant`); ``ranges`` narrow the
-    parameters (``NAME=LO..HI``).
+    parameters (``NAME=LO..HI``). ``realises``: ``target`` (a spec or ``FILE.py:fn``), ``layers`` and
+    ``witness`` (``FILE.py:fn``), defaulting to the catalogue's own for a sparse formula of MASK.
     """
     from hasse.solvers.symbolic.claims import CLAIMS, known_invariant
     from hasse.solvers.symbolic.records import name_positions, verdict_record
@@ -61,6 +62,8 @@ def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int
         if inv is None:
             raise InputError(f"{source}: no known invariant for every depth; give --layers L or "
                              f"--invariant FILE.py:fn")
+    if claim == "realises":
+        return _realises_run(entry, source, mask, parsed, target, layers, witness, heads, timeout, start)
     if claim == "isolation" and subject.group is None:
         raise InputError(f"{task or source}: the task declares no isolation groups")
     verdict = call_claim(entry.run, subject if entry.needs_task else mask, layers=layers, invariant=inv,
@@ -71,6 +74,29 @@ def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int
                 **({"task": subject} if subject is not None else {})}
     return ClaimRun(verdict, {"invariant": invariant or (getattr(inv, "name", None) if inv is not None else None),
                               "param_ranges": ranges_json(parsed), **record}, formulas)
+
+
+def _realises_run(entry, source, mask, parsed, target, layers, witness, heads, timeout, start) -> ClaimRun:
+    """``--claim realises``: the target and the witness resolved (the catalogue's own by default), then the claim."""
+    from hasse.solvers.symbolic.claims.solve import _conditions_of
+    from hasse.solvers.symbolic.records import verdict_record
+    from hasse.solvers.symbolic.witness import known_design, witness_for
+
+    known = known_design(source)
+    target = target or (known["target"] if known else None)
+    layers = layers if layers is not None else (known["layers"] if known else None)
+    if not target:
+        raise InputError("--claim realises needs --target TARGET (a catalogue spec or FILE.py:fn: the preorder "
+                         "MASK must realise)")
+    if layers is None:
+        raise InputError("--claim realises needs --layers L (the depth within which MASK realises the target)")
+    goal = copy_mask(symbolic_mask(target, heads, "--target", timeout=timeout))
+    traced = witness_for(source, witness, known, mask, _conditions_of(mask, goal), layers, timeout)
+    verdict = call_claim(entry.run, mask, layers=layers, target=goal, witness=traced, timeout=timeout)
+    record = verdict_record(verdict, time.perf_counter() - start)
+    fields = {"layers": layers, "target": target, "witness": witness or (traced.name if traced is not None else None),
+              "param_ranges": ranges_json(parsed), **record}
+    return ClaimRun(verdict, fields, {"mask": mask, "target": goal})
 
 
 def prove_equivalent(source_a: str, source_b: str, *, heads: int | None = None, batch: int | None = None,
