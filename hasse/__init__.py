@@ -18,7 +18,7 @@ from hasse.theory.version import __version__
 _EXPORTS = {  # public name -> module that defines it
     **dict.fromkeys(("load_mask", "load_task", "load_family", "mask_to_analysis", "reach", "find_leaks",
                      "find_flows", "family_to_merged_task", "check_consistency", "prove", "check_gradients",
-                     "load_stack", "stack_flow", "audit"),
+                     "load_stack", "stack_flow", "audit", "synthesize"),
                     "hasse.api"),
     "assert_no_leak": "hasse.testing",
     "InputError": "hasse.theory.errors",

@@ -358,6 +358,17 @@ def check_gradients(subject, layers: int | None = None, backend: str = "manual",
     return run_check(subject, layers, backend, device, seeds=seeds)
 
 
+def synthesize(target, layers: int, *, cost: str = "pairs", block: int = 128, relabel: bool = False,
+               timeout: float | None = None, gpu_check: bool = True, device: str = "auto"):
+    """The cheapest mask realising ``target`` within ``layers`` layers, as ``hasse synthesize`` designs it.
+
+    ``target``: a preorder array, or a spec, file, task or family (its limit order). Returns a ``Design``: ``mask``
+    (M), ``kernel_mask`` (M or I), ``cost``, ``lower_bound``, ``method``, ``verdicts`` (gpu-check: real layers)."""
+    from hasse.views.synthesis_report import design_of
+
+    return design_of(target, layers, cost=cost, block=block, relabel=relabel, timeout=timeout,
+                     gpu_check=gpu_check, device=device)[0]
+
 
 def audit(model, batch=None, *, intended=None, n: int | None = None, documents=None, seeds: int = 3,
           trust_code: bool = False, row: int = 0, layers: int = 2, backends=None, chunk: int = 8):

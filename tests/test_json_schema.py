@@ -75,6 +75,11 @@ def cases(tmp: Path) -> list[tuple[str, list[str]]]:
         ("prove-mask", ["prove-mask", "causal", "--claim", "dense"]),
         ("prove-mask", ["prove-mask", "sliding_window", "--claim", "dense", "--param-range", "w=1..8"]),
         ("equiv", ["equiv", "sliding_window:w=3", "sliding_window_distance:d=3"]),
+        ("synthesize", ["synthesize", "causal:n=5", "--layers", "2", "--no-gpu-check"]),
+        ("synthesize", ["synthesize", "causal:n=64", "--layers", "2", "--cost", "tiles", "--block", "8",
+                        "--no-gpu-check"]),  # a formula, the hand-made patterns
+        ("synthesize", ["synthesize", "document:lengths=2+3", "--layers", "2", "--cost", "tiles", "--block", "2",
+                        "--relabel", "--no-gpu-check"]),
     ]
 
 
@@ -132,7 +137,7 @@ def test_every_command_output_matches_its_def(capsys, tmp_path):
         assert data["command"] == command and data["version"] and "input" in data and "spec" in data, argv
         assert problems(command, data) == [], (argv, problems(command, data))
         seen.add(command)
-    assert len(seen) == 11
+    assert len(seen) == 12
 
 
 def test_gpu_check_output_matches_its_def(capsys):

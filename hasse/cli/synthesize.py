@@ -96,31 +96,6 @@ def register(sub) -> None:
     p.set_defaults(run=ascii_aware(run))
 
 
-def read_target(args):
-    """``(T, task, label)``: the limit preorder of TARGET, the task whose leaks are checked (or None), its name."""
-    from hasse.theory.inputs.forms import form_of
-    from hasse.theory.inputs.read import read
-    from hasse.theory.inputs.tasks import next_token_task
-    from hasse.theory.order import mask_to_order
-    from hasse.theory.synthesis import check_target
-
-    subject = read(args.target, reading_of(args), accept=("family", "task", "mask"))
-    if subject.kind == "family":
-        from hasse.theory.merge import family_to_merged_task
-
-        task = family_to_merged_task(subject.family, name=f"merge({args.target})").task
-        matrix = task.mask
-    elif subject.kind == "task":
-        task = subject.task
-        matrix = task.mask
-    else:
-        named = subject.first_row()
-        matrix, task = named.matrix, next_token_task(named)
-        if form_of(args.target) == "file":  # a data file is the target itself: transitive, its diagonal added
-            return check_target(matrix | np.eye(matrix.shape[0], dtype=bool), args.target), task, subject.label
-    return mask_to_order(np.asarray(matrix, dtype=bool)).closure(), task, subject.label
-
-
 def _out_kind(path: str | None, args) -> str | None:
     if path is None:
         return None
@@ -152,26 +127,16 @@ def write_mask(design, path: str, suffix: str, no_diagonal: bool) -> None:
 
 
 def run(args) -> int:
-    from hasse.solvers.synthesis.design import synthesize
-    from hasse.views.synthesis_report import design_json, draw_synthesis, report, with_gpu_verdict
+    from hasse.views.synthesis_report import design_json, design_of, draw_synthesis, report
 
     if args.relabel and args.cost != "tiles":
         raise InputError("--relabel reorders positions to pack tiles; pairs do not depend on the order of "
                          "positions (use --cost tiles)")
     suffix = _out_kind(args.out, args)
-    target, task, label = read_target(args)
-    design = synthesize(target, args.layers, cost=args.cost, block=args.block, relabel=args.relabel,
-                        timeout=args.timeout, task=task, progress=lambda text: progress(text, True))
-    if suffix == ".py" and design.formula is None:
-        raise InputError(f"not a formula at this target (the design is {design.method}); write .npy or .json",
-                         args.out)
-    if args.no_gpu_check:
-        from hasse.solvers.synthesis.design import Verdict
-
-        design = _add(design, Verdict("gpu-check", "not-run", "not run (--no-gpu-check)"))
-    else:
-        progress(f"gpu-check: {design.layers} real layer(s) on the designed mask ...", True)
-        design = with_gpu_verdict(design, args.device)
+    design, label = design_of(args.target, args.layers, cost=args.cost, block=args.block, relabel=args.relabel,
+                              timeout=args.timeout, gpu_check=not args.no_gpu_check, device=args.device,
+                              reading=reading_of(args), progress=lambda text: progress(text, True),
+                              formula_only=suffix == ".py")
     written = []
     if args.out:
         write_mask(design, args.out, suffix, args.no_diagonal)
@@ -188,9 +153,3 @@ def run(args) -> int:
             warn(f"{v.name} verdict FAILED on the synthesised mask: {v.line} -- a bug of the kit, please report it")
         return 1
     return 3 if design.method == "unknown" else 0
-
-
-def _add(design, verdict):
-    from dataclasses import replace
-
-    return replace(design, verdicts=design.verdicts + (verdict,))

@@ -78,7 +78,7 @@ def report(design: Design, label: str, written: list[str] = (), *, ascii: bool =
                  f"L >= {d.depth})")
     if d.permutation is not None:
         shown = ", ".join(map(str, d.permutation[:32])) + (", ..." if n > 32 else "")
-        before = f"; kernel tiles before: {_tiles(d.tiles_before)}" if d.tiles_before else ""
+        before = f"; non-empty tiles of M in the order given: {d.tiles_before}" if d.tiles_before else ""
         lines.append(f"relabelled: new position i holds old position perm[i]: [{shown}]{before}")
     lines.append("verdicts:")
     lines += [f"  {v.name}: {v.line}" for v in d.verdicts]
@@ -113,7 +113,7 @@ def design_json(design: Design) -> dict:
         "kernel_pairs": d.pairs + d.n, "kernel_tiles": tiles(d.kernel_tiles),
         "dense": {"pairs": d.dense_pairs, "tiles": tiles(d.dense_tiles)}, "depth": d.depth,
         "formula": None if f is None else {"spec": f.spec, "target_spec": f.target_spec, "layers": int(f.layers)},
-        "permutation": None if d.permutation is None else list(d.permutation),
+        "permutation": None if d.permutation is None else list(d.permutation), "tiles_before": d.tiles_before,
         "handmade": handmade, "candidates": [c.to_json() for c in d.candidates],
         "verdicts": [v.to_json() for v in d.verdicts],
         "mask": d.kernel_mask if d.n <= MASK_IN_JSON else None,
@@ -175,9 +175,27 @@ def gpu_verdict(design: Design, device: str = "auto", *, seeds: int = 1, backend
                                         f"({len(r.unexpected)} unexpected, {len(r.missing)} missing; a bug of the kit)")
 
 
-def with_gpu_verdict(design: Design, device: str = "auto") -> Design:
-    return replace(design, verdicts=tuple(v for v in design.verdicts if v.name != "gpu-check")
-                   + (gpu_verdict(design, device),))
+def design_of(source, layers: int, *, cost: str = "pairs", block: int = 128, relabel: bool = False,
+              timeout: float | None = None, gpu_check: bool = True, device: str = "auto", reading=None,
+              progress=None, formula_only: bool = False) -> tuple[Design, str]:
+    """``(design, label)`` for the command and the API: the target read (:func:`~hasse.solvers.synthesis.design.
+    target_of`), designed, and the gpu-check verdict added (or "not run"); ``formula_only``: InputError before the
+    gpu-check unless a formula was chosen (``--out FILE.py``)."""
+    from hasse.solvers.synthesis.design import synthesize, target_of
+    from hasse.theory.errors import InputError
+
+    target, task, label = target_of(source, reading)
+    design = synthesize(target, layers, cost=cost, block=block, relabel=relabel, timeout=timeout, task=task,
+                        progress=progress)
+    if formula_only and design.formula is None:
+        raise InputError(f"not a formula at this target (the design is {design.method}); write .npy or .json")
+    if gpu_check:
+        if progress:
+            progress(f"gpu-check: {design.layers} real layer(s) on the designed mask ...")
+        verdict = gpu_verdict(design, device)
+    else:
+        verdict = Verdict("gpu-check", "not-run", "not run (--no-gpu-check)")
+    return replace(design, verdicts=design.verdicts + (verdict,)), label
 
 
 def draw_synthesis(design: Design, path: str, title: str) -> None:

@@ -101,7 +101,7 @@ class Design:
     depth: int  # the convergence depth: the smallest L' with realises(M, T, L')
     formula: object | None = None  # a FormulaDesign when one was chosen
     permutation: tuple[int, ...] | None = None
-    tiles_before: tuple[int, int] | None = None  # relabelled: the kernel tiles in the original order
+    tiles_before: int | None = None  # relabelled: the best mask's non-empty tiles in the order given
     handmade: tuple = ()
     candidates: tuple[Candidate, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
@@ -247,7 +247,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         say(f"relabelling {n} positions to pack {block} x {block} tiles ...")
         r = relabel_positions(target, layers, cost=cost, block=block, timeout=timeout)
         permutation = tuple(int(p) for p in r.perm)
-        tiles_before = tuple(getattr(r, "tiles_before", ()) or ()) or None
+        tiles_before = int(r.tiles_before)
         s = r.synthesis
         arrays.append((s, getattr(s, "engine", "relabel"), getattr(s, "bound_how", ""), _method_of(s)))
     elif n <= limit:
@@ -305,6 +305,31 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     say("checking the design: leaks, and its all-n proof ...")
     verdicts = (leak_verdict(design, task), prove_verdict(design, timeout))
     return replace(design, verdicts=verdicts, seconds=time.perf_counter() - start)
+
+
+def target_of(source, reading=None):
+    """``(T, task, label)``: ``source`` read as every command reads its input, T its limit preorder (a data file and
+    an array: the target itself, its diagonal added, transitive), the task whose leaks are checked, its name."""
+    from hasse.theory.inputs.forms import form_of
+    from hasse.theory.inputs.read import Reading, read
+    from hasse.theory.inputs.tasks import next_token_task
+    from hasse.theory.order import mask_to_order
+
+    if not isinstance(source, str):
+        arr = np.asarray(source)
+        return check_target(arr | np.eye(len(arr), dtype=bool) if arr.ndim == 2 else arr), None, "the array"
+    subject = read(source, reading or Reading(), accept=("family", "task", "mask"))
+    if subject.kind == "family":
+        from hasse.theory.merge import family_to_merged_task
+
+        task = family_to_merged_task(subject.family, name=f"merge({source})").task
+    elif subject.kind == "task":
+        task = subject.task
+    else:
+        task = next_token_task(subject.first_row())
+        if form_of(source) == "file":
+            return check_target(task.mask | np.eye(task.size, dtype=bool), source), task, subject.label
+    return mask_to_order(np.asarray(task.mask, dtype=bool)).closure(), task, subject.label
 
 
 def leak_verdict(design: Design, task=None) -> Verdict:
