@@ -240,14 +240,14 @@ def handmade(target, layers: int, block: int = BLOCK) -> list[Handmade]:
     >>> [(h.name, h.parameter, h.pairs, h.realises, h.depth) for h in rows]
     [('window+global', 'w=1,g=4', 17, True, 2), ('dilated', 'b=3', 20, True, 2), ('log-sparse', '-', 17, False, 3)]
     """
+    if np.ndim(target) == 2 and np.shape(target)[0] > MAX_N:
+        raise InputError(f"the hand-made patterns are searched on a grid up to n = {MAX_N}, got {len(target)}")
     target = _target(target)
     if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
-        raise InputError(f"layers must be an integer >= 1, got {layers!r}", param="layers")
+        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
     if isinstance(block, bool) or not isinstance(block, (int, np.integer)) or block < 1:
-        raise InputError(f"block must be an integer >= 1, got {block!r}", param="block")
+        raise InputError(f"block must be an integer >= 1, got {block!r}")
     layers, n = int(layers), target.shape[0]
-    if n > MAX_N:
-        raise InputError(f"the hand-made patterns are searched on a grid up to n = {MAX_N}, got n = {n}", param="n")
     if np.triu(target, 1).any():
         why = "never: the target has a pair (q, k) with k > q, outside every causal pattern"
         return [_never(name, why) for name in PATTERNS]
@@ -367,7 +367,7 @@ def chain_handmade(n: int, layers: int, block: int = BLOCK) -> list[Handmade]:
     """
     for value, what in ((n, "n"), (layers, "layers"), (block, "block")):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InputError(f"{what} must be an integer >= 1, got {value!r}", param=what)
+            raise InputError(f"{what} must be an integer >= 1, got {value!r}")
     n, layers, block = int(n), int(layers), int(block)
     w, g = search_window_global(n, lambda w, g: _wg_works(n, layers, w, g), lambda w, g: _wg_pairs(n, w, g))
     out = [Handmade(PATTERNS[0], f"w={w},g={g or 'none'}", None, _wg_pairs(n, w, g), _wg_tiles(n, w, g, block), True,
