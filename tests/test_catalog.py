@@ -237,6 +237,43 @@ EXPECTED = {
         ],
     ),
     "butterfly:n=1": (("P0",), [[1]]),
+    # the chain formula for 2 layers: 3 = 0b11 attends only its dyadic interval [2, 3] (0 -> 2 -> 3 walks)
+    "sparse_causal:n=5,layers=2,tile=0": (
+        ("0", "1", "2", "3", "4"),
+        [
+            [1, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0],
+            [1, 1, 1, 0, 0],
+            [0, 0, 1, 1, 0],
+            [1, 1, 1, 1, 1],
+        ],
+    ),
+    # P3: the chain row of 3 below 3 (F2 only); P0: the mirrored row of 3 (m = 2: B1 only)
+    "sparse_butterfly:n=4,layers=2,tile=0": (
+        ("F0", "F1", "F2", "B1", "B2", "B3", "P0", "P1", "P2", "P3"),
+        [
+            [1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+            [1, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+            [1, 1, 1, 0, 0, 0, 0, 0, 0, 0],
+            [0, 0, 0, 1, 1, 1, 0, 0, 0, 0],
+            [0, 0, 0, 0, 1, 1, 0, 0, 0, 0],
+            [0, 0, 0, 0, 0, 1, 0, 0, 0, 0],
+            [0, 0, 0, 1, 0, 0, 1, 0, 0, 0],
+            [1, 0, 0, 0, 1, 1, 0, 1, 0, 0],
+            [1, 1, 0, 0, 0, 1, 0, 0, 1, 0],
+            [0, 0, 1, 0, 0, 0, 0, 0, 0, 1],
+        ],
+    ),
+    # one block of 4 queries, no content: the chain formula on the offsets
+    "sparse_block_two_stream:n=4,block=4,layers=2,tile=0": (
+        ("Q0", "Q1", "Q2", "Q3"),
+        [
+            [1, 0, 0, 0],
+            [1, 1, 0, 0],
+            [1, 1, 1, 0],
+            [0, 0, 1, 1],
+        ],
+    ),
 }
 
 
@@ -273,6 +310,9 @@ def test_mask_entries_order():
         "tree",
         "block_two_stream",
         "butterfly",
+        "sparse_causal",
+        "sparse_butterfly",
+        "sparse_block_two_stream",
     ]
 
 

@@ -46,11 +46,16 @@ def values_of(entry: str, n: int) -> list[dict]:
         return [{"chunk": c} for c in range(0, n + 2)]
     if entry == "conv":
         return [{"width": w} for w in range(0, n + 2)]
+    if entry in ("sparse_causal", "sparse_butterfly"):
+        return [{"layers": L, "tile": t} for L in (0, 1, 2, 3, 4) for t in (-1, 0, 1, 2, 3, n)]
+    if entry == "sparse_block_two_stream":
+        return [{"block": b, "layers": L, "tile": t} for b in range(1, n + 1) for L in (0, 2, 3) for t in (-1, 0, 2, n)]
     raise AssertionError(entry)
 
 
 TRACED = ("causal", "bidirectional", "sliding_window", "sliding_window_distance", "prefix_lm", "block_causal",
-          "chunked", "recurrent", "conv", "bd3lm", "block_two_stream", "block_two_stream_clique", "butterfly")
+          "chunked", "recurrent", "conv", "bd3lm", "block_two_stream", "block_two_stream_clique", "butterfly",
+          "sparse_causal", "sparse_butterfly", "sparse_block_two_stream")
 
 _CACHE: dict = {}
 

@@ -47,6 +47,12 @@ _EXPORTS = {  # public name -> (family module, name in it)
     "make_convolution": (".convolution", "make_convolution"),
     "build_convolution": (".convolution", "build"),
     "build_recurrent": (".chunked", "build_recurrent"),
+    "make_sparse_causal": (".sparse_spanners", "make_sparse_causal"),
+    "build_sparse_causal": (".sparse_spanners", "build_sparse_causal"),
+    "make_sparse_butterfly": (".sparse_spanners", "make_sparse_butterfly"),
+    "build_sparse_butterfly": (".sparse_spanners", "build_sparse_butterfly"),
+    "make_sparse_block_two_stream": (".sparse_spanners", "make_sparse_block_two_stream"),
+    "build_sparse_block_two_stream": (".sparse_spanners", "build_sparse_block_two_stream"),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -23,6 +23,7 @@ from hasse.theory.masks import (
     document,
     prefix_lm,
     sliding_window,
+    sparse_spanners,
     tree,
     xlnet,
 )
@@ -42,6 +43,7 @@ MASK_ENTRIES: tuple[Entry, ...] = (  # catalogue order
     tree.ENTRY,
     block_two_stream.ENTRY,
     butterfly.ENTRY,
+    *sparse_spanners.ENTRIES,
 )
 
 for _entry in MASK_ENTRIES:

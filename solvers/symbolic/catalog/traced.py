@@ -26,6 +26,7 @@ from hasse.theory.masks.chunked import make_chunked
 from hasse.theory.masks.convolution import make_convolution
 from hasse.theory.masks.prefix_lm import make_prefix_lm
 from hasse.theory.masks.sliding_window import make_sliding_window, make_sliding_window_distance
+from hasse.theory.masks.sparse_spanners import make_sparse_block_two_stream, make_sparse_butterfly, make_sparse_causal
 from hasse.theory.params import require_block, require_non_negative, require_positive
 
 
@@ -94,6 +95,18 @@ def _butterfly(n):
     return make_butterfly(n)
 
 
+def _sparse_causal(n, layers, tile):
+    return make_sparse_causal(layers, tile)
+
+
+def _sparse_butterfly(n, layers, tile):
+    return make_sparse_butterfly(n, layers, tile)
+
+
+def _sparse_block_two_stream(n, block, layers, tile):
+    return make_sparse_block_two_stream(n, block, layers, tile)
+
+
 # name -> (factory, integer parameters, size(n, **p), streams(n, **p), extra conditions(n, **p))
 _TRACED: dict[str, tuple] = {
     "causal": (_causal, (), None, None, None),
@@ -109,12 +122,19 @@ _TRACED: dict[str, tuple] = {
     "block_two_stream": (_block_two_stream, ("block",), lambda n, block, variant: 2 * n - block,
                          lambda n, block, variant: (("C", 0), ("Q", n - block)), None),
     "butterfly": (_butterfly, (), lambda n: 3 * n - 2, lambda n: (("F", 0), ("B", n - 1), ("P", 2 * n - 2)), None),
+    "sparse_causal": (_sparse_causal, ("layers", "tile"), None, None, None),
+    "sparse_butterfly": (_sparse_butterfly, ("layers", "tile"), lambda n, layers, tile: 3 * n - 2,
+                         lambda n, layers, tile: (("F", 0), ("B", n - 1), ("P", 2 * n - 2)), None),
+    "sparse_block_two_stream": (_sparse_block_two_stream, ("block", "layers", "tile"),
+                                lambda n, block, layers, tile: 2 * n - block,
+                                lambda n, block, layers, tile: (("C", 0), ("Q", n - block)), None),
 }
 
 
 # concrete checks of a given value (the builder's own; relations between two given values below)
 _CHECK = {"n": require_positive, "window": require_positive, "d": require_non_negative, "block": require_positive,
-          "chunk": require_positive, "prefix": require_non_negative, "width": require_positive}
+          "chunk": require_positive, "prefix": require_non_negative, "width": require_positive,
+          "layers": require_positive, "tile": require_non_negative}
 
 
 _CHECK_OF = {("recurrent", "chunk"): require_non_negative}
