@@ -156,3 +156,32 @@ def test_out_py_for_an_array_design_exits_2(capsys, tmp_path):
     code, out, err = synth(capsys, path, 2, "--out", tmp_path / "m.py")
     assert code == 2 and "not a formula at this target" in err and err.strip().count("\n") == 0, err
     assert not (tmp_path / "m.py").exists()
+
+
+def test_relabel_reports_a_permutation_and_writes_the_mask_in_the_order_given(capsys, tmp_path):
+    two = np.zeros((16, 16), dtype=bool)  # two interleaved documents: q attends the earlier positions of its parity
+    for q in range(16):
+        two[q, q % 2:q + 1:2] = True
+    path, out_file = tmp_path / "two.npy", tmp_path / "m.npy"
+    np.save(path, two)
+    code, out, err = synth(capsys, path, 2, "--cost", "tiles", "--block", 4, "--relabel", "--json", "--out", out_file)
+    assert code == 0, err
+    data = json.loads(out)
+    perm = data["permutation"]
+    assert sorted(perm) == list(range(16))
+    written = np.load(out_file)  # in the order of the positions given
+    assert realises(written, two, 2)
+    from hasse.theory.synthesis import tile_cost
+
+    moved = written[np.ix_(perm, perm)]  # new position i holds old position perm[i]
+    assert list(tile_cost(moved, 4)) == [data["kernel_tiles"]["full"], data["kernel_tiles"]["partial"]]
+    plain = json.loads(synth(capsys, path, 2, "--cost", "tiles", "--block", 4, "--json")[1])
+    assert data["cost"] <= plain["cost"]
+
+
+def test_png_draws_the_target_beside_the_design(capsys, tmp_path):
+    pytest.importorskip("matplotlib")
+    picture = tmp_path / "s.png"
+    code, out, err = synth(capsys, "butterfly:n=3", 2, "--cost", "tiles", "--block", 2, "--png", picture)
+    assert code == 0, err
+    assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"picture written to {picture}" in out

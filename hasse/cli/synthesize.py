@@ -133,16 +133,17 @@ def run(args) -> int:
         raise InputError("--relabel reorders positions to pack tiles; pairs do not depend on the order of "
                          "positions (use --cost tiles)")
     suffix = _out_kind(args.out, args)
-    design, label = design_of(args.target, args.layers, cost=args.cost, block=args.block, relabel=args.relabel,
-                              timeout=args.timeout, gpu_check=not args.no_gpu_check, device=args.device,
-                              reading=reading_of(args), progress=lambda text: progress(text, True),
-                              formula_only=suffix == ".py")
+    design, label, names = design_of(args.target, args.layers, cost=args.cost, block=args.block,
+                                     relabel=args.relabel, timeout=args.timeout, gpu_check=not args.no_gpu_check,
+                                     device=args.device, reading=reading_of(args),
+                                     progress=lambda text: progress(text, True), formula_only=suffix == ".py")
     written = []
     if args.out:
         write_mask(design, args.out, suffix, args.no_diagonal)
         written.append(("mask_mod" if suffix == ".py" else "mask", args.out))
     if args.png:
-        draw_synthesis(design, args.png, f"hasse synthesize {label} --layers {args.layers} --cost {args.cost}")
+        draw_synthesis(design, args.png, f"hasse synthesize {label} --layers {args.layers} --cost {args.cost}",
+                       names)
         written.append(("picture", args.png))
     if args.json:
         print_json({**json_header("synthesize", args.target, spec_of(args.target)), **design_json(design)})

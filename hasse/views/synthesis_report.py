@@ -177,8 +177,8 @@ def gpu_verdict(design: Design, device: str = "auto", *, seeds: int = 1, backend
 
 def design_of(source, layers: int, *, cost: str = "pairs", block: int = 128, relabel: bool = False,
               timeout: float | None = None, gpu_check: bool = True, device: str = "auto", reading=None,
-              progress=None, formula_only: bool = False) -> tuple[Design, str]:
-    """``(design, label)`` for the command and the API: the target read (:func:`~hasse.solvers.synthesis.design.
+              progress=None, formula_only: bool = False) -> tuple[Design, str, tuple]:
+    """``(design, label, names)`` for the command and the API: the target read (:func:`~hasse.solvers.synthesis.design.
     target_of`), designed, and the gpu-check verdict added (or "not run"); ``formula_only``: InputError before the
     gpu-check unless a formula was chosen (``--out FILE.py``)."""
     from hasse.solvers.synthesis.design import synthesize, target_of
@@ -195,10 +195,11 @@ def design_of(source, layers: int, *, cost: str = "pairs", block: int = 128, rel
         verdict = gpu_verdict(design, device)
     else:
         verdict = Verdict("gpu-check", "not-run", "not run (--no-gpu-check)")
-    return replace(design, verdicts=design.verdicts + (verdict,)), label
+    names = tuple(task.names) if task is not None and len(task.names) == design.n else ()
+    return replace(design, verdicts=design.verdicts + (verdict,)), label, names
 
 
-def draw_synthesis(design: Design, path: str, title: str) -> None:
+def draw_synthesis(design: Design, path: str, title: str, names=()) -> None:
     """The picture: the dense target, the designed mask as written, and (cost tiles) its tile grid over it."""
     from hasse.views.draw_mask import heatmap
     from hasse.views.figure import new_figure, picture_format, require_matplotlib, save_png
@@ -206,7 +207,9 @@ def draw_synthesis(design: Design, path: str, title: str) -> None:
     picture_format(path)
     require_matplotlib()
     d = design
-    names = [str(i) for i in range(d.n)]
+    if d.permutation is not None and names:
+        names = [names[p] for p in d.permutation]
+    names = [str(s) for s in names] if names else [str(i) for i in range(d.n)]
     fig = new_figure(10.5, 5.6)
     left = fig.add_axes((0.05, 0.08, 0.42, 0.78))
     right = fig.add_axes((0.55, 0.08, 0.42, 0.78))

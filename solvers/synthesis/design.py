@@ -150,35 +150,18 @@ def convergence_depth(mask: np.ndarray, target: np.ndarray, layers: int) -> int:
     return layers
 
 
-def _exact_max_n() -> int:
-    try:
-        from hasse.solvers.synthesis import EXACT_MAX_N
-    except ImportError:  # TEMPORARY until OPTIM's optimise lands
-        return 8
-    return EXACT_MAX_N
-
-
 def _exact(target, layers, kind, block, timeout) -> tuple[Synthesis, str, str]:
-    try:
-        from hasse.solvers.synthesis import optimise
-    except ImportError:  # TEMPORARY until OPTIM's optimise lands
-        from hasse.solvers.synthesis.exact import minimum
+    from hasse.solvers.synthesis import optimise
 
-        return minimum(target, layers, kind, timeout, block=block), "z3", "Z3 Optimize"
     s = optimise(target, layers, cost=kind, block=block, timeout=timeout)
-    return s, getattr(s, "engine", ""), getattr(s, "bound_how", "")
+    return s, s.engine, s.bound_how
 
 
 def _heuristic(target, layers, kind, block, timeout) -> tuple[Synthesis, str, str]:
-    try:
-        from hasse.solvers.synthesis import heuristic
-    except ImportError:  # TEMPORARY until OPTIM's heuristic lands: the dense mask
-        mask = dense_mask(target)
-        return (Synthesis(mask=mask, cost=cost_of(mask, kind, block), lower_bound=floor_of(target, layers, kind, block),
-                          status="heuristic", seconds=0.0, layers=layers, kind=kind, block=block,
-                          pairs=pair_cost(mask), tiles=tile_cost(mask, block)), "dense", "the necessary pairs")
+    from hasse.solvers.synthesis import heuristic
+
     s = heuristic(target, layers, cost=kind, block=block, timeout=timeout)
-    return s, getattr(s, "engine", "heuristic"), getattr(s, "bound_how", "")
+    return s, s.engine, s.bound_how
 
 
 def _formulas(target, layers, kind, block) -> list:
@@ -190,10 +173,8 @@ def _formulas(target, layers, kind, block) -> list:
 
 
 def _handmade(target, layers, block) -> tuple:
-    try:
-        from hasse.theory.handmade import handmade
-    except ImportError:  # TEMPORARY until BENCH's module lands
-        return ()
+    from hasse.theory.handmade import handmade
+
     return tuple(handmade(target, layers, block))
 
 
@@ -236,7 +217,9 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         raise InputError("relabel reorders positions to pack tiles; pairs do not depend on the order of positions "
                          "(use cost tiles)")
     n = int(target.shape[0])
-    limit = _exact_max_n() if exact_max_n is None else int(exact_max_n)
+    from hasse.solvers.synthesis import EXACT_MAX_N
+
+    limit = EXACT_MAX_N if exact_max_n is None else int(exact_max_n)
     formulas = _formulas(target, layers, cost, block)
     arrays: list[tuple[Synthesis, str, str, str]] = []  # (synthesis, engine, bound_how, method)
     permutation = tiles_before = None
@@ -365,6 +348,17 @@ def leak_verdict(design: Design, task=None) -> Verdict:
     return Verdict("leak", "pass", line + f"; {name} with the designed mask: leak-free at every depth")
 
 
+def every_n(spec: str) -> str:
+    """``spec`` without its ``n=`` parameter (a claim for every n).
+
+    >>> every_n("sparse_butterfly:n=1024,layers=2,tile=128"), every_n("causal:n=64"), every_n("block_two_stream:n=8,block=2")
+    ('sparse_butterfly:layers=2,tile=128', 'causal', 'block_two_stream:block=2')
+    """
+    name, _, params = spec.partition(":")
+    kept = [p for p in params.split(",") if p and p.split("=", 1)[0].strip() != "n"]
+    return name + (":" + ",".join(kept) if kept else "")
+
+
 def prove_verdict(design: Design, timeout: float | None = None) -> Verdict:
     """A formula's claim "realises T within L layers" for every n (``hasse prove-mask --claim realises``);
     an array design is checked at this n only."""
@@ -372,14 +366,10 @@ def prove_verdict(design: Design, timeout: float | None = None) -> Verdict:
     if f is None:
         return Verdict("prove-mask", "not-run", "not a formula: realises checked at this n by the concrete engine "
                                                 "only")
-    from hasse.solvers.symbolic.claims import CLAIMS
-
-    if "realises" not in CLAIMS:  # TEMPORARY until PROVER's claim lands
-        return Verdict("prove-mask", "not-run", "not run: the realises claim is not available")
     from hasse.solvers.symbolic.claim_runs import prove_claim
 
-    try:
-        run = prove_claim("realises", f.spec, target=f.target_spec, layers=f.layers,
+    try:  # for every n: the spec and the target's spec without their n
+        run = prove_claim("realises", every_n(f.spec), target=every_n(f.target_spec), layers=f.layers,
                           timeout=timeout or PROVE_TIMEOUT)
     except InputError as exc:
         return Verdict("prove-mask", "unknown", f"not decided: {exc}")
