@@ -39,7 +39,7 @@ def _chain_points(a: np.ndarray, layers: int) -> tuple[np.ndarray, np.ndarray, n
         r, lo = np.concatenate(rows), np.concatenate(keys)
         hi = np.concatenate([a + 1, lo[len(a):] + 1])
         return r, lo, hi
-    rows, keys = [idx, idx[a % 2 == 1]], [a, a[a % 2 == 1] - 1]  # the diagonal; a = c + 1, c even
+    rows, keys = [idx], [a]  # the diagonal
     for b in (2, 4, 16, 256, 65536):
         bb = b * b
         sel = (a % b == b - 1) & (a % bb != bb - 1)  # a attends its b-block

@@ -52,7 +52,7 @@ def chain_walk(a, c, layers):
     pad = (c,) * (layers - 3)  # from 4 layers on: the 3-layer walk after identity hops
     x = a ^ c
     b = 2 + 2 * (x >= 4) + 12 * (x >= 16) + 240 * (x >= 256) + 65280 * (x >= 65536)  # b <= x < b*b
-    far = x >= 2  # else a == c or a == c + 1 with c even: the direct edge
+    far = x >= 2  # else a == c, or a == c + 1 with c even: an edge (scale 2's first or last)
     return pad + (pick(far, c | (b - 1), c), pick(far, a & ~(b - 1), c))
 
 

@@ -15,11 +15,13 @@ with no ``n`` in them):
 - ``layers = 2``: dyadic centre points, about ``n log2 n`` pairs. With
   ``lowbit(x) = x & -x``: ``a`` attends ``c < a`` when ``c`` is a binary prefix of ``a``
   (``c > 0`` and ``c == a & ~(lowbit(c) - 1)``) or ``a - lowbit(a) <= c``;
-- ``layers = 3``: about ``n log2 log2 n`` pairs (the Alon–Schieber scheme): ``a = c + 1``
-  for even ``c``, and for each scale ``b`` in ``2, 4, 16, 256, 65536`` (``b = 2^(2^i)``,
-  enough for positions below ``2^32``): the last position of a ``b``-block attends its
-  block, the first position of a ``b``-block attends the last position of every earlier
-  ``b``-block of its ``b²``-block, and every position attends the first of its ``b``-block.
+- ``layers = 3``: about ``n log2 log2 n`` pairs (the Alon–Schieber scheme): for each scale
+  ``b`` in ``2, 4, 16, 256, 65536`` (``b = 2^(2^i)``, enough for positions below ``2^32``)
+  the last position of a ``b``-block attends its block, the first position of a
+  ``b``-block attends the last position of every earlier ``b``-block of its ``b²``-block,
+  and every position attends the first of its ``b``-block — each only where it serves a
+  walk between two ``b``-blocks of one ``b²``-block (``c + 1`` attends an even ``c``
+  through scale 2).
 
 :func:`chain_rule` lifts a chain formula to ``tile x tile`` tiles: ``(a, c)`` with
 ``c <= a`` is allowed when ``(a // tile, c // tile)`` is an edge of the formula on tile
@@ -78,7 +80,7 @@ def chain_edges(a, c, layers):
         prefix = (c > 0) & (c < a) & ((a & ~((c & -c) - 1)) == c)  # c is a binary prefix of a
         centre = (a > 0) & (a - (a & -a) <= c) & (c < a)  # c in a's dyadic interval below a
         return (a == c) | prefix | centre
-    out = (a == c) | ((a == c + 1) & (c % 2 == 0))
+    out = a == c
     for b in (2, 4, 16, 256, 65536):  # SCALES, written out: the file of FormulaDesign.source() has no globals
         bb = b * b  # the hops below serve walks between two b-blocks of one b²-block:
         last = ((c | (b - 1)) == a) & (a != c) & (a % bb != bb - 1)  # a: the last of c's b-block
