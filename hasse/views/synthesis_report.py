@@ -164,7 +164,8 @@ def gpu_verdict(design: Design, device: str = "auto", *, seeds: int = 1, backend
         target_spec = re.sub(r"(?<![a-z_])n=\d+", re.search(r"(?<![a-z_])n=\d+", spec).group(0),
                              design.formula.target_spec)
         target = mask_to_order(build_mask(target_spec).matrix).closure()
-        where = f"{target_spec}, formula {spec} (the CPU limit; n = {n} needs --device cuda)"
+        where = (f"{target_spec}, formula {spec} (the CPU limit; {design.formula.target_spec} needs "
+                 "--device cuda)")
     with torch_threads(1 if device == "cpu" else None):
         r = dependency_check(mask, L, backend, device, seeds=seeds)
     theory = np.array_equal(r.theory, target)  # R(L) of the mask run, against T

@@ -25,32 +25,18 @@ at this ``n`` only). The third, gpu-check, needs torch and is added above this l
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
 
+from hasse.solvers.synthesis.checks import LARGE, Verdict, checked_target, leak_verdict, prove_verdict, target_of  # noqa: F401
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
-from hasse.theory.synthesis import BLOCK, check_target, dense_mask, necessary_pairs, pair_cost, realises, tile_cost, \
-    tile_counts
+from hasse.theory.synthesis import BLOCK, necessary_pairs, pair_cost, realises, tile_cost, tile_counts
 
 METHODS = ("optimal", "formula", "heuristic", "unknown")
-PROVE_TIMEOUT = 120.0  # seconds the all-n claim of a formula may take when no timeout is given
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """One check of the designed mask: ``name`` (leak, prove-mask, gpu-check), ``status`` (pass, fail, unknown,
-    not-run) and the one ``line`` the report prints."""
-
-    name: str
-    status: str
-    line: str
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "status": self.status, "line": self.line}
 
 
 @dataclass(frozen=True)
@@ -137,9 +123,29 @@ def cost_of(mask: np.ndarray, kind: str, block: int) -> int:
     return pair_cost(mask) if kind == "pairs" else int(np.count_nonzero(tile_counts(mask, block)))
 
 
+def _necessary(target: np.ndarray, layers: int) -> np.ndarray:
+    """:func:`~hasse.theory.synthesis.necessary_pairs` of a checked target, by a BLAS product above :data:`LARGE`
+    (float32 counts of the positions between q and k are exact below 2^24)."""
+    if target.shape[0] <= LARGE:
+        return necessary_pairs(target, layers)
+    off = target & ~np.eye(target.shape[0], dtype=bool)
+    if layers == 1:
+        return off
+    t = target.astype(np.float32)
+    return off & ((t @ t) == 2)
+
+
+def _realises(mask: np.ndarray, target: np.ndarray, layers: int) -> bool:
+    """:func:`~hasse.theory.synthesis.realises`; above :data:`LARGE` the same engine (``reach``) without checking
+    the target again (it was checked once)."""
+    if target.shape[0] <= LARGE:
+        return realises(mask, target, layers)
+    return bool(np.array_equal(reach(mask, layers), target))
+
+
 def floor_of(target: np.ndarray, layers: int, kind: str, block: int) -> int:
     """A proved lower bound from the necessary pairs: their number, or the tiles they occupy."""
-    return cost_of(necessary_pairs(target, layers), kind, block)
+    return cost_of(_necessary(target, layers), kind, block)
 
 
 def convergence_depth(mask: np.ndarray, target: np.ndarray, layers: int) -> int:
@@ -205,7 +211,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     """
     start = time.perf_counter()
     say = progress or (lambda text: None)
-    target = check_target(target)
+    target = checked_target(target)
     if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
         raise InputError(f"layers must be an integer >= 1, got {layers!r}", param="layers")
     layers = int(layers)
@@ -267,7 +273,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     mask = (np.asarray(payload.mask, dtype=bool) & ~eye) if formula is not None else (payload.mask & ~eye)
     if formula is not None:
         target_used, permutation, tiles_before = target, None, None  # a formula is in the order given
-    if not realises(mask, target_used, layers):
+    if not _realises(mask, target_used, layers):
         raise SynthesisBug(f"the {chosen.method} mask ({chosen.engine}) does not realise the target "
                            f"(n = {n}, layers = {layers})")
     lower, how = max(bounds, key=lambda b: b[0]) if bounds else (0, "none")
@@ -276,7 +282,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     if method == "unknown" and lower == chosen.cost:
         method = "optimal"
     kernel = mask | eye
-    dense = dense_mask(target)
+    dense = target & ~eye
     design = Design(
         target=target_used, layers=layers, kind=cost, block=block, method=method, mask=mask, kernel_mask=kernel,
         cost=chosen.cost, lower_bound=lower, bound_how=how, seconds=0.0, engine=chosen.engine,
@@ -288,98 +294,3 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     say("checking the design: leaks, and its all-n proof ...")
     verdicts = (leak_verdict(design, task), prove_verdict(design, timeout))
     return replace(design, verdicts=verdicts, seconds=time.perf_counter() - start)
-
-
-def target_of(source, reading=None):
-    """``(T, task, label)``: ``source`` read as every command reads its input, T its limit preorder (a data file and
-    an array: the target itself, its diagonal added, transitive), the task whose leaks are checked, its name."""
-    from hasse.theory.inputs.forms import form_of
-    from hasse.theory.inputs.read import Reading, read
-    from hasse.theory.inputs.tasks import next_token_task
-    from hasse.theory.order import mask_to_order
-
-    if not isinstance(source, str):
-        arr = np.asarray(source)
-        return check_target(arr | np.eye(len(arr), dtype=bool) if arr.ndim == 2 else arr), None, "the array"
-    subject = read(source, reading or Reading(), accept=("family", "task", "mask"))
-    if subject.kind == "family":
-        from hasse.theory.merge import family_to_merged_task
-
-        task = family_to_merged_task(subject.family, name=f"merge({source})").task
-    elif subject.kind == "task":
-        task = subject.task
-    else:
-        task = next_token_task(subject.first_row())
-        if form_of(source) == "file":
-            return check_target(task.mask | np.eye(task.size, dtype=bool), source), task, subject.label
-    return mask_to_order(np.asarray(task.mask, dtype=bool)).closure(), task, subject.label
-
-
-def leak_verdict(design: Design, task=None) -> Verdict:
-    """The concrete engine on ``M or I``: its limit is ``T`` (nothing outside ``T`` at any depth, nothing of ``T``
-    lost), and with ``task`` its labels do not leak when the task's mask is replaced by it (unless ``T`` itself
-    leaks under that task: then the check does not apply)."""
-    from hasse.theory.leak import find_leaks
-    from hasse.theory.order import mask_to_order
-
-    kernel = design.original_order(design.kernel_mask)
-    target = design.original_order(design.target)
-    closure = mask_to_order(kernel).closure()
-    outside = np.argwhere(closure & ~target)
-    lost = np.argwhere(target & ~closure)
-    if outside.size or lost.size:
-        q, k = (int(v) for v in (outside if outside.size else lost)[0])
-        what = "reaches a pair outside T" if outside.size else "never reaches a pair of T"
-        return Verdict("leak", "fail", f"FAIL: the designed mask {what}: ({q}, {k}) (a bug of the kit)")
-    line = "no pair outside T at any depth, and the limit is T (concrete engine)"
-    if task is None:
-        return Verdict("leak", "pass", line)
-    if task.size != design.n:
-        return Verdict("leak", "pass", line + f"; task check not run: the task has {task.size} positions")
-    name = task.name or "the task"
-    own = find_leaks(replace(task, mask=target))
-    if not own.leak_free:
-        return Verdict("leak", "pass", line + f"; {name}: not applicable, the target itself leaks under it")
-    report = find_leaks(replace(task, mask=kernel))
-    if not report.leak_free:
-        first = (report.leaks + report.isolation)[0]
-        return Verdict("leak", "fail", f"FAIL: {name} with the designed mask leaks: position {first.position} "
-                                       f"from {first.source}, path {list(first.path)} (a bug of the kit)")
-    return Verdict("leak", "pass", line + f"; {name} with the designed mask: leak-free at every depth")
-
-
-def every_n(spec: str) -> str:
-    """``spec`` without its ``n=`` parameter (a claim for every n).
-
-    >>> every_n("sparse_butterfly:n=1024,layers=2,tile=128"), every_n("causal:n=64"), every_n("block_two_stream:n=8,block=2")
-    ('sparse_butterfly:layers=2,tile=128', 'causal', 'block_two_stream:block=2')
-    """
-    name, _, params = spec.partition(":")
-    kept = [p for p in params.split(",") if p and p.split("=", 1)[0].strip() != "n"]
-    return name + (":" + ",".join(kept) if kept else "")
-
-
-def prove_verdict(design: Design, timeout: float | None = None) -> Verdict:
-    """A formula's claim "realises T within L layers" for every n (``hasse prove-mask --claim realises``);
-    an array design is checked at this n only."""
-    f = design.formula
-    if f is None:
-        return Verdict("prove-mask", "not-run", "not a formula: realises checked at this n by the concrete engine "
-                                                "only")
-    from hasse.solvers.symbolic.claim_runs import prove_claim
-
-    try:  # for every n: the spec and the target's spec without their n
-        run = prove_claim("realises", every_n(f.spec), target=every_n(f.target_spec), layers=f.layers,
-                          timeout=timeout or PROVE_TIMEOUT)
-    except InputError as exc:
-        return Verdict("prove-mask", "unknown", f"not decided: {exc}")
-    v = run.verdict
-    statement = f"{f.spec} realises {f.target_spec} within {f.layers} layer(s)"
-    if getattr(v, "disagrees", False):
-        return Verdict("prove-mask", "fail", f"FAIL: the concrete re-check disagrees with the prover on {statement}: "
-                                             f"{v.recheck} (a bug of the kit)")
-    if v.verdict == "proved":
-        return Verdict("prove-mask", "pass", f"proved: {v.statement or statement}")
-    if v.verdict == "refuted":
-        return Verdict("prove-mask", "fail", f"REFUTED: {statement}: {v.reason} (a bug of the kit)")
-    return Verdict("prove-mask", "unknown", f"unknown: {v.reason or 'the prover did not decide'}")
