@@ -198,3 +198,22 @@ def test_masks_keep_the_diagonal_and_stay_inside_the_target():
             if h.mask is not None:
                 assert np.diag(h.mask).all() and not (h.mask & ~target).any()
                 assert h.tiles == tile_cost(h.mask, 4) and h.tiles_bare == tile_cost(h.mask & ~np.eye(len(h.mask), dtype=bool), 4)
+
+
+def test_bench_synthesis_runs_small(capsys, tmp_path):
+    """benchmarks/bench_synthesis.py end to end at n = 256 (its grid self-check included), FlexAttention eager."""
+    torch = pytest.importorskip("torch")
+    from benchmarks import bench_synthesis
+
+    out = tmp_path / "bench.json"
+    device = "cpu" if not torch.cuda.is_available() else "cuda"
+    assert bench_synthesis.main(["--sizes", "256", "--depths", "2", "3", "--flex-n", "256", "--repeats", "1",
+                                 "--no-compile", "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "checked against the grid" in text and "FlexAttention forward at n = 256" in text
+    rows = __import__("json").loads(out.read_text())
+    assert [r["layers"] for r in rows["causal"]] == [2, 3]
+    assert all(r["eager_error"] < 1e-4 for r in rows["flex"])
+    if device == "cpu":
+        assert bench_synthesis.main(["--sizes", "256", "--depths", "2", "--device", "cuda"]) == 0
+        assert "skipped (no CUDA device here)" in capsys.readouterr().out
