@@ -185,3 +185,37 @@ def test_png_draws_the_target_beside_the_design(capsys, tmp_path):
     code, out, err = synth(capsys, "butterfly:n=3", 2, "--cost", "tiles", "--block", 2, "--png", picture)
     assert code == 0, err
     assert picture.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"picture written to {picture}" in out
+
+
+def doctored(extra_pair=None, drop_pair=None):
+    """A design for butterfly:n=3 within 2 layers, its kernel mask given a pair outside T or one of its pairs less."""
+    from dataclasses import replace
+
+    import hasse
+
+    d = hasse.synthesize("butterfly:n=3", 2, gpu_check=False)
+    kernel = d.kernel_mask.copy()
+    if extra_pair is not None:
+        q, k = np.argwhere(~d.target)[0]
+        kernel[q, k] = True
+    if drop_pair is not None:
+        q, k = np.argwhere(d.mask)[0]
+        kernel[q, k] = False
+    return replace(d, kernel_mask=kernel)
+
+
+def test_the_leak_verdict_fails_on_a_mask_that_leaks_or_loses_a_pair():
+    from hasse.solvers.synthesis.design import leak_verdict
+
+    assert leak_verdict(doctored()).status == "pass"
+    assert leak_verdict(doctored(extra_pair=True)).status == "fail"
+    assert leak_verdict(doctored(drop_pair=True)).status == "fail"
+
+
+def test_the_gpu_verdict_fails_when_real_layers_miss_a_pair_of_t():
+    pytest.importorskip("torch")
+    from hasse.views.synthesis_report import gpu_verdict
+
+    assert gpu_verdict(doctored(), "cpu").status == "pass"
+    assert gpu_verdict(doctored(drop_pair=True), "cpu").status == "fail"  # R(L) != T, though observed == R(L)
+    assert gpu_verdict(doctored(extra_pair=True), "cpu").status == "fail"
