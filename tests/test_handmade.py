@@ -96,7 +96,7 @@ def _pairs(mask):
 def test_window_global_is_the_cheapest_of_its_family(name, target, layers):
     """The reported (w, g) realises, (w - 1, g) does not, and no (w', g') of the family is cheaper."""
     n = target.shape[0]
-    h = handmade(target, layers, block=4)[0]
+    h = handmade(target, layers, block=4, formulas=False)[0]
     assert h.name == "window+global" and h.realises
     w, g = _parameters(h.parameter)["w"], _parameters(h.parameter)["g"]
     mask = _window_global(n, w, g) & target
@@ -117,7 +117,7 @@ def test_window_global_is_the_cheapest_of_its_family(name, target, layers):
 def test_dilated_stride_is_the_least_that_realises(name, target, layers):
     """The reported b realises and every smaller b >= 2 does not (planted: the stride off by one)."""
     n = target.shape[0]
-    h = handmade(target, layers, block=4)[1]
+    h = handmade(target, layers, block=4, formulas=False)[1]
     b = int(h.parameter.split("=")[1])
     mask = _dilated(n, b, layers) & target
     assert h.realises and realises(mask, target, layers) and h.pairs == _pairs(mask)
@@ -133,7 +133,7 @@ def test_log_sparse_depth_is_the_convergence_depth(name, target):
     mask = _log_sparse(n) & target
     depth = next((L for L in range(1, n + 1) if realises(mask, target, L)), None)
     for layers in (1, 2, 3):
-        h = handmade(target, layers, block=4)[2]
+        h = handmade(target, layers, block=4, formulas=False)[2]
         assert h.depth == depth and h.pairs == _pairs(mask)
         assert h.realises == (depth is not None and depth <= layers)
         assert (h.mask is not None) == h.realises
@@ -154,7 +154,9 @@ CHAIN_CASES = [(n, layers, block) for n in (1, 2, 3, 4, 6, 8, 11, 16, 20, 33) fo
 def test_chain_formulas_equal_the_grid_counts(n, layers, block):
     """chain_handmade (formulas, no grid) gives the grid's parameters, pairs, tiles, verdicts and depths."""
     formula = chain_handmade(n, layers, block)
-    grid = handmade(_chain(n), layers, block)
+    grid = handmade(_chain(n), layers, block, formulas=False)
+    assert [(h.parameter, h.pairs, h.tiles, h.depth) for h in handmade(_chain(n), layers, block)] == \
+        [(h.parameter, h.pairs, h.tiles, h.depth) for h in grid]
     for f, h in zip(formula, grid):
         assert (f.name, f.parameter, f.realises, f.depth) == (h.name, h.parameter, h.realises, h.depth)
         assert f.pairs == h.pairs
@@ -169,7 +171,7 @@ def test_chain_formulas_equal_the_grid_counts(n, layers, block):
 @pytest.mark.parametrize("n,w,g,block", [(20, 2, 3, 4), (37, 5, 0, 8), (64, 0, 8, 16), (50, 3, 7, 1), (129, 9, 10, 32)])
 def test_window_global_tiles_formula(n, w, g, block):
     """The tile formula on parameters the search would not pick (planted: a tile span off by one)."""
-    from hasse.theory.handmade import _wg_pairs, _wg_tiles
+    from hasse.theory.handmade_chain import _wg_pairs, _wg_tiles
 
     mask = _window_global(n, w, g)
     assert _wg_tiles(n, w, g, block) == tile_cost(mask | np.eye(n, dtype=bool), block)

@@ -28,168 +28,30 @@ gives the same parameters and counts for the causal chain at any ``n`` by formul
 (no ``n x n`` grid), the same search code driven by closed-form predicates.
 """
 
-from __future__ import annotations
 
-import math
-from dataclasses import dataclass
-from typing import Callable
+from __future__ import annotations
 
 import numpy as np
 
 from hasse.theory.bitset import pack_rows
 from hasse.theory.errors import InputError
+from hasse.theory.handmade_chain import chain_handmade, chain_handmade_counts, chain_log_depth
+from hasse.theory.handmade_patterns import (PATTERNS, Handmade, dilated_offsets, global_steps, log_offsets,
+                                            offsets_mask, search_dilated, search_window_global, window_global_mask)
 from hasse.theory.reach import propagate, reach
 from hasse.theory.synthesis import BLOCK, check_target, tile_cost
 
-PATTERNS = ("window+global", "dilated", "log-sparse")
+__all__ = ["PATTERNS", "Handmade", "handmade", "chain_handmade", "chain_handmade_counts", "chain_log_depth",
+           "offsets_mask", "window_global_mask", "dilated_offsets", "log_offsets", "global_steps", "MAX_N"]
 MAX_N = 8192  # the grid search builds n x n masks
-
-
-@dataclass(frozen=True)
-class Handmade:
-    """One hand-made pattern for a target and a depth budget.
-
-    ``mask``: ``(n, n)`` bool WITH the diagonal when it realises within the budget (else
-    None; None too from the formulas, which build nothing). ``pairs``: off-diagonal
-    pairs; ``tiles``: ``(full, partial)`` of the mask with its diagonal; ``tiles_bare``:
-    without it (None from the formulas). ``depth``: the least ``L >= 1`` with
-    ``(M or I)^L == T`` (None: never, for any parameter).
-    """
-
-    name: str
-    parameter: str
-    mask: np.ndarray | None
-    pairs: int | None
-    tiles: tuple[int, int] | None
-    realises: bool
-    depth: int | None
-    tiles_bare: tuple[int, int] | None = None
-
-
-# ---- the patterns on a grid (no diagonal, causal order) ------------------------------------------
-
-
-def offsets_mask(n: int, offsets) -> np.ndarray:
-    """``P[q, k] = q - k in offsets`` (offsets ``>= 1``), ``(n, n)`` bool."""
-    mask = np.zeros((n, n), dtype=bool)
-    for d in offsets:
-        rows = np.arange(int(d), n)
-        mask[rows, rows - int(d)] = True
-    return mask
-
-
-def window_global_mask(n: int, w: int, g: int) -> np.ndarray:
-    """``window+global``: ``0 < q - k <= w``, or ``k < q`` with ``q`` or ``k`` a multiple of ``g`` (``g = 0``: none).
-
-    >>> window_global_mask(5, 1, 3).astype(int).tolist()
-    [[0, 0, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 0, 0, 0], [1, 1, 1, 0, 0], [1, 0, 0, 1, 0]]
-    """
-    mask = offsets_mask(n, range(1, min(w, n - 1) + 1))
-    if g > 0:
-        for x in range(0, n, g):
-            mask[x, :x] = True  # a global attends every earlier key
-            mask[x + 1:, x] = True  # every later query attends it
-    return mask
-
-
-def dilated_offsets(n: int, b: int, layers: int) -> list[int]:
-    """The steps ``d * b**i`` (``1 <= d < b``, ``i < layers``) below ``n``, ascending.
-
-    >>> dilated_offsets(20, 3, 2)
-    [1, 2, 3, 6]
-    """
-    steps = {d * b ** i for i in range(layers) if b ** i < n for d in range(1, b)}
-    return sorted(s for s in steps if s < n)
-
-
-def log_offsets(n: int) -> list[int]:
-    """The steps ``2**i`` below ``n``.
-
-    >>> log_offsets(9)
-    [1, 2, 4, 8]
-    """
-    return [1 << i for i in range(max(n - 1, 0).bit_length())]
-
-
-# ---- the parameter searches, shared by the grid and the chain formulas --------------------------
-
-
-def global_steps(n: int) -> list[int]:
-    """The ``g`` tried: 0 (no global), then ``round(2**(j/2))`` below ``n``.
-
-    >>> global_steps(20)
-    [0, 1, 2, 3, 4, 6, 8, 11, 16]
-    """
-    out, j = [0], 0
-    while round(2 ** (j / 2)) < n:
-        g = round(2 ** (j / 2))
-        if g not in out:
-            out.append(g)
-        j += 1
-    return out
-
-
-def search_window_global(n: int, works: Callable[[int, int], bool], cost: Callable[[int, int], int]):
-    """The cheapest ``(w, g)`` (``g`` in :func:`global_steps`) with ``works(w, g)``, or None.
-
-    ``works`` is monotone in ``w`` (nested masks) and ``cost`` non-decreasing in ``w``;
-    a ``g`` whose ``w`` would cost at least the best so far is abandoned (ties: smaller ``g``).
-    """
-    best = None  # (cost, g, w)
-    for g in global_steps(n):
-        lo, top, found, w = -1, None, False, 0
-        while True:  # doubling: lo fails; top works (found) or costs at least the best (so does every w >= top)
-            if best is not None and cost(w, g) >= best[0]:
-                top = w
-                break
-            if works(w, g):
-                top, found = w, True
-                break
-            lo = w
-            if w >= n - 1:
-                break  # the whole window fails: so does every w
-            w = min(n - 1, max(1, 2 * w))
-        if top is None:
-            continue
-        while top - lo > 1:  # the least w in (lo, top) that works, else top
-            mid = (lo + top) // 2
-            if works(mid, g):
-                top, found = mid, True
-            else:
-                lo = mid
-        if found and (best is None or cost(top, g) < best[0]):
-            best = (cost(top, g), g, top)
-    return None if best is None else (best[2], best[1])
-
-
-def dilated_start(longest: int, layers: int) -> int:
-    """The least ``b >= 2`` whose ``layers`` longest steps reach ``longest``: ``layers (b-1) b**(layers-1) >= longest``.
-
-    >>> dilated_start(4095, 2), dilated_start(1, 3)
-    (46, 2)
-    """
-    b = 2
-    while layers * (b - 1) * b ** (layers - 1) < longest:
-        b += 1
-    return b
-
-
-def search_dilated(longest: int, layers: int, works: Callable[[int], bool]) -> int | None:
-    """The least ``b`` with ``works(b)``, upwards from :func:`dilated_start` (smaller ``b`` cannot reach
-    ``longest``) to ``longest + 1`` (every step ``1 … longest``: if that fails, every ``b`` does)."""
-    for b in range(dilated_start(longest, layers), max(longest + 1, 2) + 1):
-        if works(b):
-            return b
-    return None
-
-
-# ---- the grid search ----------------------------------------------------------------------------
 
 
 def _target(target) -> np.ndarray:
     """``check_target``'s verdict; a valid bool target is confirmed by one float product (exact: sums ``< 2**24``)."""
     arr = np.asarray(target)
     if arr.dtype == bool and arr.ndim == 2 and arr.shape[0] == arr.shape[1] and 0 < arr.shape[0] <= MAX_N:
+        if np.array_equal(arr, np.tril(np.ones(arr.shape, dtype=bool))):
+            return arr  # the causal chain: a preorder
         if np.diag(arr).all():
             f = arr.astype(np.float32)
             if not ((f @ f > 0) & ~arr).any():
@@ -233,8 +95,20 @@ def _never(name: str, why: str) -> Handmade:
     return Handmade(name, why, None, None, None, False, None)
 
 
-def handmade(target, layers: int, block: int = BLOCK) -> list[Handmade]:
+def _chain_mask(h: Handmade, n: int, layers: int) -> np.ndarray:
+    """The mask of a row of :func:`chain_handmade`, built from its parameter."""
+    p = dict(x.split("=") for x in h.parameter.split(",")) if "=" in h.parameter else {}
+    if h.name == PATTERNS[0]:
+        return window_global_mask(n, int(p["w"]), 0 if p["g"] == "none" else int(p["g"]))
+    return offsets_mask(n, dilated_offsets(n, int(p["b"]), layers) if h.name == PATTERNS[1] else log_offsets(n))
+
+
+def handmade(target, layers: int, block: int = BLOCK, *, formulas: bool = True) -> list[Handmade]:
     """Each pattern of :data:`PATTERNS` at its cheapest parameter realising ``target`` within ``layers``.
+
+    ``formulas``: on the causal chain itself, take the parameters from :func:`chain_handmade`
+    (the same search by formulas; the grid search finds the same, tests/test_handmade.py),
+    then build and check each mask here; False: the grid search on every target.
 
     >>> rows = handmade(np.tril(np.ones((8, 8), dtype=bool)), 2, block=4)
     >>> [(h.name, h.parameter, h.pairs, h.realises, h.depth) for h in rows]
@@ -251,6 +125,9 @@ def handmade(target, layers: int, block: int = BLOCK) -> list[Handmade]:
     if np.triu(target, 1).any():
         why = "never: the target has a pair (q, k) with k > q, outside every causal pattern"
         return [_never(name, why) for name in PATTERNS]
+    if formulas and np.array_equal(target, np.tril(np.ones((n, n), dtype=bool))):
+        return [_row(h.name, h.parameter, _chain_mask(h, n, layers), target, layers, block)
+                for h in chain_handmade(n, layers, block)]
     qs, ks = np.nonzero(target)
     longest = int((qs - ks).max())
     lower = np.tril(np.ones((n, n), dtype=bool), -1)
@@ -271,130 +148,3 @@ def handmade(target, layers: int, block: int = BLOCK) -> list[Handmade]:
     out.append(_row(PATTERNS[2], "-", offsets_mask(n, log_offsets(n)) & target & lower, target, layers, block))
     return out
 
-
-# ---- the causal chain by formulas (any n, no n x n grid) ----------------------------------------
-
-
-def _wg_pairs(n: int, w: int, g: int) -> int:
-    """Off-diagonal pairs of ``window+global`` on the chain: the window, plus global rows and columns beyond it."""
-    m = min(w, n - 1)
-    total = m * n - m * (m + 1) // 2
-    if g > 0:
-        glob = np.arange(0, n, g, dtype=np.int64)
-        total += int(np.maximum(glob - w, 0).sum() + np.maximum(n - 1 - glob - w, 0).sum())
-        ng, m0 = len(glob), w // g + 1  # pairs of globals i > j with (i - j) g > w, counted twice
-        total -= sum(ng - d for d in range(m0, ng))
-    return total
-
-
-def _wg_works(n: int, layers: int, w: int, g: int) -> bool:
-    """Whether ``window+global`` realises the chain within ``layers``: a pair with a global between its ends
-    takes two hops (one when an end is global); inside a run of non-global positions only window steps."""
-    if g == 1 or n <= 1:
-        return True
-    if layers == 1:  # every pair of two non-global positions directly
-        first, last = (0, n - 1) if g == 0 else (1, n - 1 if (n - 1) % g else n - 2)
-        return last <= first or last - first <= w
-    run = n if g == 0 else max(g - 1 if g <= n - 1 else 0, (n - 1) % g)
-    return run <= 1 or (w >= 1 and -(-(run - 1) // w) <= layers)
-
-
-def _covers(n: int, steps, layers: int) -> bool:
-    """Whether every distance ``1 … n-1`` is a sum of at most ``layers`` steps (bitsets of distances)."""
-    full, reached = (1 << n) - 1, 1
-    for _ in range(layers):
-        new = reached
-        for s in steps:
-            new |= reached << s
-        reached = new & full
-    return reached == full
-
-
-def _tile_spans(n: int, block: int):
-    """Per tile row/column ``(first, last)`` position, and whether the tile is whole (no padding)."""
-    starts = np.arange(0, n, block, dtype=np.int64)
-    ends = np.minimum(starts + block, n) - 1
-    return starts, ends, (ends - starts + 1) == block
-
-
-def _offsets_tiles(n: int, offsets, block: int) -> tuple[int, int]:
-    """``(full, partial)`` tiles of ``q - k in {0} + offsets``: a tile holds every distance of ``[q0 - k1, q1 - k0]``."""
-    has = np.zeros(n + 1, dtype=np.int64)
-    has[np.asarray([0, *offsets], dtype=np.int64) + 1] = 1
-    cnt = np.cumsum(has)  # cnt[x + 1]: steps <= x
-    s, e, whole = _tile_spans(n, block)
-    lo, hi = s[:, None] - e[None, :], e[:, None] - s[None, :]
-    inside = cnt[hi + 1] - cnt[np.maximum(lo, 0)]
-    nonempty = (hi >= 0) & (inside > 0)
-    full = nonempty & (lo >= 0) & (inside == hi - lo + 1) & whole[:, None] & whole[None, :]
-    return int(full.sum()), int((nonempty & ~full).sum())
-
-
-def _wg_tiles(n: int, w: int, g: int, block: int) -> tuple[int, int]:
-    """``(full, partial)`` tiles of ``window+global`` with its diagonal, by tile spans (no grid)."""
-    s, e, whole = _tile_spans(n, block)
-    none = np.full(len(s), -1, dtype=np.int64)
-    if g == 0:
-        anyg, max_ng, min_ng = np.zeros(len(s), bool), e, s
-    elif g == 1:
-        anyg, max_ng, min_ng = np.ones(len(s), bool), none, none
-    else:
-        anyg = e // g * g >= s
-        max_ng = np.where(e % g != 0, e, np.where(e - 1 >= s, e - 1, -1))
-        min_ng = np.where(s % g != 0, s, np.where(s + 1 <= e, s + 1, -1))
-    below = np.arange(len(s))[:, None] > np.arange(len(s))[None, :]
-    diag = np.eye(len(s), dtype=bool)
-    nonempty = diag | (below & ((s[:, None] - e[None, :] <= w) | anyg[:, None] | anyg[None, :]))
-    blocked = (max_ng[:, None] >= 0) & (min_ng[None, :] >= 0) & (max_ng[:, None] - min_ng[None, :] > w)
-    full = nonempty & (below | (diag & (block == 1))) & ~blocked & whole[:, None] & whole[None, :]
-    return int(full.sum()), int((nonempty & ~full).sum())
-
-
-def chain_log_depth(n: int) -> int:
-    """The depth of ``log-sparse`` on the chain of ``n``: the largest ``popcount(d)``, ``d < n``, at least 1.
-
-    >>> [chain_log_depth(n) for n in (1, 2, 4, 7, 8, 1024)]
-    [1, 1, 2, 2, 3, 10]
-    """
-    return max(1, n.bit_length() - 1)
-
-
-def chain_handmade(n: int, layers: int, block: int = BLOCK) -> list[Handmade]:
-    """:func:`handmade` of the causal chain of ``n`` by formulas (``mask`` None): the same parameters and counts.
-
-    >>> [(h.parameter, h.pairs, h.tiles) for h in chain_handmade(8, 2, 4)]
-    [('w=1,g=4', 17, (0, 3)), ('b=3', 20, (0, 3)), ('-', 17, (0, 3))]
-    """
-    for value, what in ((n, "n"), (layers, "layers"), (block, "block")):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InputError(f"{what} must be an integer >= 1, got {value!r}")
-    n, layers, block = int(n), int(layers), int(block)
-    w, g = search_window_global(n, lambda w, g: _wg_works(n, layers, w, g), lambda w, g: _wg_pairs(n, w, g))
-    out = [Handmade(PATTERNS[0], f"w={w},g={g or 'none'}", None, _wg_pairs(n, w, g), _wg_tiles(n, w, g, block), True,
-                    _wg_depth(n, w, g))]
-    b = search_dilated(n - 1, layers, lambda b: _covers(n, dilated_offsets(n, b, layers), layers))
-    steps = dilated_offsets(n, b, layers)
-    depth = next(d for d in range(1, layers + 1) if _covers(n, steps, d))
-    out.append(Handmade(PATTERNS[1], f"b={b}", None, sum(n - d for d in steps), _offsets_tiles(n, steps, block),
-                        True, depth))
-    steps, depth = log_offsets(n), chain_log_depth(n)
-    out.append(Handmade(PATTERNS[2], "-", None, sum(n - d for d in steps), _offsets_tiles(n, steps, block),
-                        depth <= layers, depth))
-    return out
-
-
-def _wg_depth(n: int, w: int, g: int) -> int:
-    """The least ``L`` at which ``window+global`` realises the chain (:func:`_wg_works` is monotone in ``L``)."""
-    layers = 1
-    while not _wg_works(n, layers, w, g):
-        layers += 1
-    return layers
-
-
-def chain_handmade_counts(n: int, layers: int, block: int = BLOCK) -> dict[str, tuple[int, tuple[int, int]] | None]:
-    """``name -> (pairs, (full, partial) tiles)`` of each pattern realising the chain within ``layers``, else None.
-
-    >>> chain_handmade_counts(8, 2, 4)["log-sparse"] is None
-    True
-    """
-    return {h.name: (h.pairs, h.tiles) if h.realises else None for h in chain_handmade(n, layers, block)}
