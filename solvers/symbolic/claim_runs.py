@@ -46,6 +46,12 @@ def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int
 
     entry = CLAIMS[claim]
     subject = None
+    known = None
+    if claim == "realises":  # a catalogue sparse formula: its own target, depth and witness, its defaults given
+        from hasse.solvers.symbolic.witness import known_design
+
+        known = known_design(source)
+        source = known["spec"] if known else source
     if entry.needs_task and not task:
         subject = own_task(source, claim)  # MASK is a task (butterfly, packed): its own mask and labels
         mask = subject.mask = copy_mask(subject.mask)
@@ -63,7 +69,7 @@ def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int
             raise InputError(f"{source}: no known invariant for every depth; give --layers L or "
                              f"--invariant FILE.py:fn")
     if claim == "realises":
-        return _realises_run(entry, source, mask, parsed, target, layers, witness, heads, timeout, start)
+        return _realises_run(entry, source, known, mask, parsed, target, layers, witness, heads, timeout, start)
     if claim == "isolation" and subject.group is None:
         raise InputError(f"{task or source}: the task declares no isolation groups")
     verdict = call_claim(entry.run, subject if entry.needs_task else mask, layers=layers, invariant=inv,
@@ -76,13 +82,12 @@ def prove_claim(claim: str, source: str, *, task: str | None = None, layers: int
                               "param_ranges": ranges_json(parsed), **record}, formulas)
 
 
-def _realises_run(entry, source, mask, parsed, target, layers, witness, heads, timeout, start) -> ClaimRun:
+def _realises_run(entry, source, known, mask, parsed, target, layers, witness, heads, timeout, start) -> ClaimRun:
     """``--claim realises``: the target and the witness resolved (the catalogue's own by default), then the claim."""
     from hasse.solvers.symbolic.claims.solve import _conditions_of
     from hasse.solvers.symbolic.records import verdict_record
-    from hasse.solvers.symbolic.witness import known_design, witness_for
+    from hasse.solvers.symbolic.witness import witness_for
 
-    known = known_design(source)
     target = target or (known["target"] if known else None)
     layers = layers if layers is not None else (known["layers"] if known else None)
     if not target:
@@ -94,7 +99,7 @@ def _realises_run(entry, source, mask, parsed, target, layers, witness, heads, t
     traced = witness_for(source, witness, known, mask, _conditions_of(mask, goal), layers, timeout)
     verdict = call_claim(entry.run, mask, layers=layers, target=goal, witness=traced, timeout=timeout)
     record = verdict_record(verdict, time.perf_counter() - start)
-    fields = {"layers": layers, "target": target, "witness": witness or (traced.name if traced is not None else None),
+    fields = {"invariant": None, "layers": layers, "target": target, "witness": witness or (traced.name if traced is not None else None),
               "param_ranges": ranges_json(parsed), **record}
     return ClaimRun(verdict, fields, {"mask": mask, "target": goal})
 

@@ -146,7 +146,9 @@ def known_design(source: str) -> dict | None:
     :mod:`theory.spanner_formulas`): ``{"entry", "given", "target", "layers", "factory"}``, or None.
 
     ``target`` is its target's spec (parameters left out of MASK left out of it too), ``layers``
-    the spec's ``layers`` (None when left out), ``factory`` the witness factory.
+    the spec's ``layers`` (None when left out), ``factory`` the witness factory, ``spec`` MASK with
+    each left-out parameter that has a default (``tile=0``) given it: the witness is a program of
+    fixed parameters but ``n`` (and a left-out parameter without a default, e.g. ``block``).
     """
     from hasse.theory.catalog import canonical_keys, get_entry, parse_spec, parse_value
     from hasse.theory.inputs.forms import form_of
@@ -173,7 +175,12 @@ def known_design(source: str) -> dict | None:
     kept = [f"{key}={value}" for key, value in traw.items() if str(value).strip() not in {str(v) for v in marks.values()}]
     target = tname + (":" + ",".join(kept) if kept else "")
     factory = getattr(spanner_formulas, "WITNESSES", {}).get(name)
-    return {"entry": entry, "given": given, "target": target, "layers": given.get("layers"), "factory": factory}
+    filled = {p.name: p.default for p in entry.params
+              if p.kind == "int" and p.name != "n" and p.name not in raw and p.default is not None}
+    spec = source.strip() + (("," if ":" in source else ":") + ",".join(f"{k}={v}" for k, v in filled.items())
+                             if filled else "")
+    return {"entry": entry, "given": {**given, **filled}, "target": target, "layers": given.get("layers"),
+            "factory": factory, "spec": spec}
 
 
 def witness_for(source: str, witness: str | None, known: dict | None, mask, conditions: list, layers: int,

@@ -28,6 +28,9 @@ The claims (each returns a :class:`SymbolicVerdict`), one module each:
   same pairs ``M[q, k]`` for every ``n``; else the smallest ``n`` with a differing pair.
 - :func:`prove_consistent` (:mod:`.consistency`) — training–inference consistency.
 - :func:`known_invariant` (:mod:`.invariant`) — the invariant that needs no user.
+- :func:`prove_realises` (:mod:`.realises`) — ``(M or I)^L = T`` for a target preorder ``T``:
+  ``M ⊆ T``, ``T`` transitive, and every pair of ``T`` reached through a traced witness's
+  walk (queries with bit operations decided as bit-vectors, :mod:`.as_bits`).
 - :data:`CLAIMS` (:mod:`.table`) — the claims of ``hasse prove-mask`` by name.
 
 When a claim is refuted, :func:`smallest_model` finds the smallest ``n`` (then the smallest
@@ -49,6 +52,7 @@ from hasse.solvers.symbolic.claims.equivalence import check_equivalence
 from hasse.solvers.symbolic.claims.invariant import causal_order, known_invariant
 from hasse.solvers.symbolic.claims.leaks import prove_isolation, prove_leak_free
 from hasse.solvers.symbolic.claims.obligations import Failure, check_obligations
+from hasse.solvers.symbolic.claims.realises import prove_realises
 from hasse.solvers.symbolic.claims.search import CONCRETE_SEARCH_ENTRIES
 from hasse.solvers.symbolic.claims.solve import smallest_model
 from hasse.solvers.symbolic.claims.statement import EMPTY_ROWS_NOTE, INDEX_WORDS
@@ -60,6 +64,6 @@ __all__ = [
     "CLAIMS", "CONCRETE_SEARCH_ENTRIES", "Claim", "DEFAULT_TIMEOUT", "EMPTY_ROWS_NOTE", "EXIT_CODES", "Failure",
     "INDEX_WORDS", "PROVED", "RECHECK_UPTO", "REFUTED", "SEARCH_UPTO", "SymbolicVerdict", "UNKNOWN",
     "block_two_stream_consistency", "causal_order", "check_equivalence", "check_obligations", "known_invariant",
-    "prove_consistent", "prove_dense", "prove_isolation", "prove_leak_free", "search_every_depth",
+    "prove_consistent", "prove_dense", "prove_isolation", "prove_leak_free", "prove_realises", "search_every_depth",
     "smallest_model", "smallest_refutation", "task_consistency", "walk_search",
 ]

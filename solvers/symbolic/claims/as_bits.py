@@ -214,7 +214,7 @@ def solve_bits(constraints: Sequence, bounds: dict, timeout: float | None):
     if made is None:
         return None, None, "outside the bit-vector fragment"
     query, variables = made
-    solver = z3.SolverFor("QF_BV")
+    solver = z3.Tactic("qfbv").solver()  # bit-vector preprocessing, then bit-blasting
     if timeout is not None:
         solver.set("timeout", max(1, int(timeout * 1000)))
     solver.add(*query)

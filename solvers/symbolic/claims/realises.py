@@ -76,6 +76,29 @@ class _Query:
             return status, None, reason, None
         return status, self._values(model, query), reason, None
 
+    def decide(self, base: list, cases: Sequence, positions: Sequence, values: Sequence = ()):
+        """``base`` and one of ``cases`` (each a list of constraints), one query per case (a disjunction split:
+        each case is smaller, and an undecided one is named): ``(status, values, reason, note)`` with the
+        smallest counterexample over the satisfiable cases (``note``: why it may not be the smallest)."""
+        found, unknown = [], ""
+        for case in cases:
+            query = list(base) + list(case)
+            status, got, reason, bounds = self.check(query, positions, values)
+            if status == SAT:
+                got, note = self.smallest(query, got, bounds, [str(p) for p in positions])
+                found.append((self._key(got, positions), got, note))
+            elif status != UNSAT:
+                unknown = unknown or (reason or status)
+        if found:
+            _, got, note = min(found, key=lambda x: x[0])
+            if unknown:
+                note = note or f"a case of the query was not decided ({unknown})"
+            return SAT, got, "", note
+        return (UNSAT, None, "", "") if not unknown else ("unknown", None, unknown, "")
+
+    def _key(self, got: dict, positions) -> tuple:
+        return tuple(got.get(name, 0) for name in self.order + [str(p) for p in positions])
+
     def _values(self, model, query) -> dict:
         names = {}
         for c in query:
@@ -129,10 +152,9 @@ def prove_realises(mask: SymbolicMask, target: SymbolicMask, layers: int, witnes
     solver = _Query(mask, params, conds, timeout)
     q, k = z3.Ints("q k")
     base = conds + [mask.inside(q, k)] + mask.facts([(q, k)]) + target.facts([(q, k)])
-    outside = base + [mask.allowed(q, k), z3.Not(target.attends(q, k))]
-    status, got, reason, bounds = solver.check(outside, [q, k])
+    cases = [[m, z3.Not(target.attends(q, k))] for m in _disjuncts(mask.allowed(q, k))]
+    status, got, reason, note = solver.decide(base, cases, [q, k])
     if status == SAT:
-        got, note = solver.smallest(outside, got, bounds, ["q", "k"])
         n, ps = _instance(mask, params, got)
         pair = [got["q"], got["k"]]
         cx = {"n": n, "params": ps, "pair": pair, "outside_target": True}
@@ -141,24 +163,22 @@ def prove_realises(mask: SymbolicMask, target: SymbolicMask, layers: int, witnes
                        _concrete(mask, target, layers, n, ps, pair, outside=True))
     if status != UNSAT:
         return verdict(UNKNOWN, f"M inside T: the solver said {reason or status}")
-    inside_t = base + [target.attends(q, k), q != k]
     if layers == 1 or witness is None:
         if layers == 1:
-            query = inside_t + [z3.Not(mask.attends(q, k))]
-            status, got, reason, bounds = solver.check(query, [q, k])
+            cases = [[t, q != k, z3.Not(mask.attends(q, k))] for t in _disjuncts(target.allowed(q, k))]
+            status, got, reason, note = solver.decide(base, cases, [q, k])
             if status == UNSAT:
                 return verdict(PROVED, "M inside T, and every pair of T allowed by M or I (one layer: no walk "
                                        "needed)", recheck=_recheck_proof(mask, target, layers, conds, params,
                                                                          recheck_upto))
             if status != SAT:
                 return verdict(UNKNOWN, f"T inside M or I: the solver said {reason or status}")
-            got, note = solver.smallest(query, got, bounds, ["q", "k"])
             return _lost(verdict, mask, target, layers, params, got, note, "")
         return _search(verdict, mask, target, layers, conds, params)
-    return _through(verdict, solver, mask, target, layers, witness, conds, params, inside_t, recheck_upto)
+    return _through(verdict, solver, mask, target, layers, witness, conds, params, base, recheck_upto)
 
 
-def _through(verdict, solver, mask, target, layers, witness, conds, params, inside_t, recheck_upto):
+def _through(verdict, solver, mask, target, layers, witness, conds, params, base, recheck_upto):
     """Part (c) with a witness: its domain, its obligations, then the walk it gives for every pair of T."""
     q, k = z3.Ints("q k")
     ws = [z3.Int(f"w{i + 1}") for i in range(layers - 1)]
@@ -168,30 +188,46 @@ def _through(verdict, solver, mask, target, layers, witness, conds, params, insi
             return verdict(UNKNOWN, f"the witness {witness.name}'s side conditions do not follow from the claim's "
                                     f"({'they exclude some n' if status == SAT else reason or status}): it proves "
                                     "nothing")
+    pairs_of_t = [[t, q != k] for t in _disjuncts(target.allowed(q, k))]
+    cannot = None  # where the witness program cannot run (the smallest), if anywhere
     if witness.obligations:
-        fails = inside_t + [z3.Or([z3.Not(ob) for ob, _ in witness.obligations_at(q, k)])]
-        status, got, reason, bounds = solver.check(fails, [q, k])
+        fails = z3.Or([z3.Not(ob) for ob, _ in witness.obligations_at(q, k)])
+        status, got, reason, note = solver.decide(base, [case + [fails] for case in pairs_of_t], [q, k])
         if status == SAT:
-            got, _ = solver.smallest(fails, got, bounds, ["q", "k"])
-            return _witness_fails(verdict, mask, target, layers, params, got, "the witness program cannot run there")
-        if status != UNSAT:
+            cannot = (got, note)
+        elif status != UNSAT:
             return verdict(UNKNOWN, f"whether the witness can run is not decided: the solver said {reason or status}")
     chain = [k, *ws, q]
     hops = [mask.attends(chain[i + 1], chain[i]) for i in range(layers)]
     facts = mask.facts([(chain[i + 1], chain[i]) for i in range(layers)])
-    walk = z3.And([mask.inside(*ws)] + hops)
-    query = inside_t + facts + [witness.at(q, k, ws), z3.Not(walk)]
-    status, got, reason, bounds = solver.check(query, [q, k], ws)
+    broken = [z3.Not(mask.inside(*ws))] + [z3.Not(h) for h in hops]  # the walk fails at one of these
+    cases = [case + facts + [witness.at(q, k, ws), b] for case in pairs_of_t for b in broken]
+    status, got, reason, note = solver.decide(base, cases, [q, k], ws)
+    if cannot is not None and (status != SAT or solver._key(cannot[0], [q, k]) <= solver._key(got, [q, k])):
+        undecided = "" if status in (SAT, UNSAT) else f"the walks were not decided ({reason or status})"
+        return _witness_fails(verdict, mask, target, layers, params, cannot[0],
+                              "the witness program cannot run there", cannot[1] or undecided)
     if status == UNSAT:
         return verdict(PROVED, f"M inside T (T transitive), and for every pair (q, k) of T the witness gives a walk "
                                f"of {layers} hops inside M or I",
                        recheck=_recheck_proof(mask, target, layers, conds, params, recheck_upto))
     if status != SAT:
         return verdict(UNKNOWN, f"the walks through the witness: the solver said {reason or status}")
-    got, note = solver.smallest(query, got, bounds, ["q", "k"])
     return _witness_fails(verdict, mask, target, layers, params, got,
                           "its walk " + " -> ".join(str(got.get(str(x), "?")) for x in chain) + " is not in M or I",
                           note)
+
+
+def _disjuncts(e, limit: int = 32) -> list:
+    """The top-level disjuncts of ``e`` (simplified), one case each; ``[e]`` past ``limit`` of them."""
+    out, todo = [], [z3.simplify(e)]
+    while todo:
+        x = todo.pop(0)
+        if z3.is_or(x):
+            todo = list(x.children()) + todo
+        else:
+            out.append(x)
+    return out if len(out) <= limit else [e]
 
 
 def _instance(mask, params, got) -> tuple[int, dict]:
