@@ -123,7 +123,7 @@ def handmade(target, layers: int, block: int = BLOCK, *, formulas: bool = True) 
         raise InputError(f"block must be an integer >= 1, got {block!r}")
     layers, n = int(layers), target.shape[0]
     if np.triu(target, 1).any():
-        why = "never: the target has a pair (q, k) with k > q, outside every causal pattern"
+        why = "none (the target has a pair (q, k) with k > q: outside the causal order)"
         return [_never(name, why) for name in PATTERNS]
     if formulas and np.array_equal(target, np.tril(np.ones((n, n), dtype=bool))):
         return [_row(h.name, h.parameter, _chain_mask(h, n, layers), target, layers, block)
