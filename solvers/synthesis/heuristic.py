@@ -259,6 +259,11 @@ def _classes_and_covers(target: np.ndarray) -> int:
     return int(sizes[sizes >= 2].sum()) + int(covers.sum())
 
 
+def _middles(target: np.ndarray, q: int, k: int) -> list[int]:
+    """The third positions ``c`` with ``T[q, c]`` and ``T[c, k]``: the 2-hop ways of ``(q, k)``."""
+    return [c for c in np.flatnonzero(target[q] & target[:, k]).tolist() if c != q and c != k]
+
+
 def _lp_bound(target: np.ndarray, deadline: float) -> int | None:
     """``ceil`` of the ``L = 2`` LP relaxation's optimum by GLOP, or None (no ortools, too big, not solved)."""
     try:
@@ -278,11 +283,8 @@ def _lp_bound(target: np.ndarray, deadline: float) -> int | None:
     for (q, k), var in x.items():
         if need[q, k]:
             continue
-        middles = np.flatnonzero(target[q] & target[:, k]).tolist()
         ways = [var]
-        for c in middles:
-            if c in (q, k):
-                continue
+        for c in _middles(target, q, k):
             y = solver.NumVar(0.0, 1.0, "")
             solver.Add(y <= x[(q, c)])
             solver.Add(y <= x[(c, k)])
@@ -343,8 +345,11 @@ def _tile_region(target: np.ndarray, layers: int, block: int, deadline: float) -
     return region
 
 
-def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, timeout: float | None = None) -> Synthesis:
+def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, timeout: float | None = None, *,
+              bound: bool = True) -> Synthesis:
     """A realising mask by the greedy (status ``"heuristic"``), re-checked, with a proved lower bound.
+
+    ``bound=False``: the mask only (``lower_bound`` 0, no LP solved).
 
     >>> r = heuristic(np.tril(np.ones((6, 6), dtype=bool)), 2)
     >>> r.status, r.lower_bound <= r.cost, r.bound_how
@@ -372,7 +377,10 @@ def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, time
         mask = allowed if cost == "tiles" else dense_mask(target)
     if not realises(mask, target, layers):
         raise SynthesisBug(f"the heuristic's mask does not realise the target (n = {n}, layers = {layers})")
-    if cost == "pairs":
+    if not bound:  # the caller wants the mask only (CP-SAT's hint)
+        value = pair_cost(mask) if cost == "pairs" else int(np.count_nonzero(tile_counts(mask, block)))
+        lower, how = 0, "none asked"
+    elif cost == "pairs":
         value = pair_cost(mask)
         lower, how = pair_bound(target, depth, deadline)
     else:
