@@ -232,3 +232,22 @@ def test_the_catalogue_sparse_masks_are_proved_with_their_own_witness(capsys, sp
     for n in (2, 4, 6, 8):  # the concrete engine agrees
         built = build_mask(spec.replace(":", f":n={n},", 1)).matrix
         assert realises(built, build_mask(target.format(n=n)).matrix, layers)
+
+
+def test_the_bit_vector_rewrite_keeps_z3s_integer_semantics():
+    """solve_bits against Z3's own integer evaluation: Euclidean // and % (negative operands and divisors),
+    int2bv/bv2int (two's complement), products; each value fixed, the rewritten query must give Z3's."""
+    import z3
+
+    from hasse.solvers.symbolic.claims.as_bits import solve_bits
+
+    x, y, z, w = z3.Ints("x y z w")
+    bounds = {"x": (-20, 20), "y": (-100, 100), "z": (-100, 100), "w": (-100, 100)}
+    for value in range(-20, 21):
+        for d in (3, -3, 7):
+            low = z3.BV2Int(z3.Int2BV(x, 6) & z3.Int2BV(-x, 6))  # lowbit, on 6 bits
+            terms = [x % d, x / d, low * 3 - x]
+            query = [x == value, y == terms[0], z == terms[1], w == terms[2]]
+            status, got, _ = solve_bits(query, bounds, 10)
+            expected = [z3.simplify(z3.substitute(t, (x, z3.IntVal(value)))).as_long() for t in terms]
+            assert status == "sat" and [got["y"], got["z"], got["w"]] == expected, (value, d)
