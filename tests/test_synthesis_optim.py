@@ -26,6 +26,7 @@ from tests.test_synthesis_exact import SHORTCUT, limit_of, walk_reach
 pytestmark = pytest.mark.skipif(not cpsat.available(), reason="ortools (the synth extra) is not installed")
 
 H = importlib.import_module("hasse.solvers.synthesis.heuristic")
+B = importlib.import_module("hasse.solvers.synthesis.bounds")
 R = importlib.import_module("hasse.solvers.synthesis.relabel")
 
 SPECS = ("causal:n=5", "bidirectional:n=4", "sliding_window:n=5,w=2", "prefix_lm:n=5,prefix=2",
@@ -132,9 +133,9 @@ def bound_excesses(cases) -> list[str]:
     bad = []
     for name, t, layers in cases:
         best = cpsat.minimum_cpsat(t, layers, workers=1).cost
-        bounds = {"classes": H._classes_and_covers(t), "pair_bound": H.pair_bound(t, layers)[0]}
+        bounds = {"classes": B._classes_and_covers(t), "pair_bound": B.pair_bound(t, layers)[0]}
         if layers == 2:
-            bounds["lp"] = H._lp_bound(t, float("inf"))
+            bounds["lp"] = B._lp_bound(t, float("inf"))
         try:
             h = heuristic(t, layers)
             bounds["heuristic"] = h.lower_bound
@@ -225,14 +226,14 @@ def test_planted_reach_implication_half_dropped_without_the_recheck_is_caught(mo
 
 
 def test_planted_wrong_lp_constraint_is_caught(monkeypatch):
-    real = H._middles
-    monkeypatch.setattr(H, "_middles", lambda t, q, k: real(t, q, k)[:-1])  # a way through a middle forgotten
+    real = B._middles
+    monkeypatch.setattr(B, "_middles", lambda t, q, k: real(t, q, k)[:-1])  # a way through a middle forgotten
     assert bound_excesses([c for c in BOUND_CASES if c[2] == 2])
 
 
 def test_planted_classes_overcounted_is_caught(monkeypatch):
-    real = H._classes_and_covers
-    monkeypatch.setattr(H, "_classes_and_covers", lambda t: real(t) + 1)
+    real = B._classes_and_covers
+    monkeypatch.setattr(B, "_classes_and_covers", lambda t: real(t) + 1)
     assert bound_excesses(BOUND_CASES)
 
 
