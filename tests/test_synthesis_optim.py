@@ -117,6 +117,21 @@ def test_a_timeout_returns_a_realisation_a_bound_and_never_a_false_optimum():
             assert got.lower_bound >= int(necessary_pairs(t, 2).sum())
 
 
+def test_no_solution_in_time_returns_the_dense_mask_with_a_bound(monkeypatch):
+    monkeypatch.setattr(cpsat, "_hint", lambda *args: None)  # no heuristic start: the search alone, 10 ms
+    t = np.tril(np.ones((40, 40), dtype=bool))
+    got = cpsat.minimum_cpsat(t, 3, timeout=0.01, workers=1)
+    assert got.status == "unknown" and realises(got.mask, t, 3)
+    assert int(necessary_pairs(t, 3).sum()) <= got.lower_bound < got.cost
+
+
+def test_the_heuristic_on_a_timeout_still_realises():
+    t = np.tril(np.ones((60, 60), dtype=bool))
+    for layers, cost in ((2, "pairs"), (3, "pairs"), (2, "tiles")):
+        got = heuristic(t, layers, cost, block=8, timeout=0.001)
+        assert realises(got.mask, t, layers) and 0 <= got.lower_bound <= got.cost
+
+
 def test_the_heuristic_realises_random_preorders_up_to_30():
     for name, t in seeded(18, (7, 12, 20, 30), seed=7) + [("causal:n=24", limit_of("causal:n=24"))]:
         for layers in (1, 2, 3):
