@@ -44,8 +44,10 @@ import numpy as np
 from hasse.solvers.synthesis.bounds import pair_bound
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
-from hasse.theory.synthesis import (BLOCK, check_target, dense_mask, necessary_pairs, pair_cost, realises,
-                                    tile_cost, tile_counts, tiles_of)
+from hasse.solvers.synthesis.fast import checked as check_target
+from hasse.solvers.synthesis.fast import necessary as necessary_pairs
+from hasse.solvers.synthesis.fast import realises
+from hasse.theory.synthesis import BLOCK, pair_cost, tile_cost, tile_counts, tiles_of
 
 MAX_N = 4096
 BATCH_MAX_N = 256  # L >= 3: the batch rounds run up to this size (beyond: the pruned 2-layer mask only)
@@ -297,12 +299,12 @@ def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, time
     depth = max(1, min(layers, n - 1))
     deadline = math.inf if timeout is None else start + timeout
     if cost == "pairs":
-        allowed = dense_mask(target)
+        allowed = (target & ~np.eye(n, dtype=bool))
     else:
         allowed = _tile_region(target, depth, block, deadline)
-    mask = _greedy(target, depth, allowed, deadline) if depth > 1 else dense_mask(target)
+    mask = _greedy(target, depth, allowed, deadline) if depth > 1 else (target & ~np.eye(n, dtype=bool))
     if mask is None:
-        mask = allowed if cost == "tiles" else dense_mask(target)
+        mask = allowed if cost == "tiles" else (target & ~np.eye(n, dtype=bool))
     if not realises(mask, target, layers):
         raise SynthesisBug(f"the heuristic's mask does not realise the target (n = {n}, layers = {layers})")
     if not bound:  # the caller wants the mask only (CP-SAT's hint)
