@@ -39,7 +39,7 @@ def _handmade_line(h, layers: int, design: Design) -> str:
     pairs, tiles = int(getattr(h, "pairs", 0)), getattr(h, "tiles", (0, 0))
     tiles_text = _tiles(tiles) if isinstance(tiles, (tuple, list)) else f"{tiles} tiles"
     mine = design.pairs
-    return f"  {what}: {pairs:,} pairs ({_ratio(mine, pairs)} of it is the design), {tiles_text}"
+    return f"  {what}: {pairs:,} pairs, {tiles_text}; the design has {_ratio(mine, pairs)} its pairs"
 
 
 def report(design: Design, label: str, written: list[str] = (), *, ascii: bool = False) -> str:

@@ -1,8 +1,7 @@
 """Mask synthesis, the checks of a design: its target read and checked, and the leak and prove-mask verdicts.
 
 :func:`target_of` reads what ``hasse synthesize`` is given (its limit preorder, and the task whose
-labels are checked); :func:`checked_target` is :func:`hasse.theory.synthesis.check_target`, on bitsets
-at large ``n``. :func:`leak_verdict` (the concrete engine) and :func:`prove_verdict` (a formula's
+labels are checked). :func:`leak_verdict` (the concrete engine) and :func:`prove_verdict` (a formula's
 claim for every ``n``, ``hasse prove-mask --claim realises``) judge a
 :class:`~hasse.solvers.synthesis.design.Design`; a verdict never says "proved" on a timeout.
 """
@@ -16,7 +15,6 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.synthesis import check_target
 
-LARGE = 512  # above: the target checked on bitsets and BLAS (theory.synthesis's int64 products take minutes)
 PROVE_TIMEOUT = 120.0  # seconds the all-n claim of a formula may take when no timeout is given
 
 
@@ -33,18 +31,6 @@ class Verdict:
         return {"name": self.name, "status": self.status, "line": self.line}
 
 
-def checked_target(target, source: str = "target") -> np.ndarray:
-    """:func:`~hasse.theory.synthesis.check_target`, on bitsets above :data:`LARGE` positions: a reflexive bool
-    matrix equal to its own closure is a preorder (anything else goes to ``check_target``, which words the error)."""
-    arr = np.asarray(target)
-    if arr.ndim == 2 and arr.shape[0] == arr.shape[1] > LARGE and arr.dtype == bool and arr.diagonal().all():
-        from hasse.theory.order import mask_to_order
-
-        if np.array_equal(mask_to_order(arr).closure(), arr):
-            return arr
-    return check_target(arr, source)
-
-
 def target_of(source, reading=None):
     """``(T, task, label)``: ``source`` read as every command reads its input, T its limit preorder (a data file and
     an array: the target itself, its diagonal added, transitive), the task whose leaks are checked, its name."""
@@ -55,7 +41,7 @@ def target_of(source, reading=None):
 
     if not isinstance(source, str):
         arr = np.asarray(source)
-        return checked_target(arr | np.eye(len(arr), dtype=bool) if arr.ndim == 2 else arr), None, "the array"
+        return check_target(arr | np.eye(len(arr), dtype=bool) if arr.ndim == 2 else arr), None, "the array"
     subject = read(source, reading or Reading(), accept=("family", "task", "mask"))
     if subject.kind == "family":
         from hasse.theory.merge import family_to_merged_task
@@ -66,7 +52,7 @@ def target_of(source, reading=None):
     else:
         task = next_token_task(subject.first_row())
         if form_of(source) == "file":
-            return checked_target(task.mask | np.eye(task.size, dtype=bool), source), task, subject.label
+            return check_target(task.mask | np.eye(task.size, dtype=bool), source), task, subject.label
     return mask_to_order(np.asarray(task.mask, dtype=bool)).closure(), task, subject.label
 
 

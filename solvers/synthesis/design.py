@@ -30,11 +30,11 @@ from typing import Callable
 
 import numpy as np
 
-from hasse.solvers.synthesis.checks import LARGE, Verdict, checked_target, leak_verdict, prove_verdict, target_of  # noqa: F401
+from hasse.solvers.synthesis.checks import Verdict, leak_verdict, prove_verdict, target_of  # noqa: F401
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
-from hasse.theory.synthesis import BLOCK, necessary_pairs, pair_cost, realises, tile_cost, tile_counts
+from hasse.theory.synthesis import BLOCK, check_target, necessary_pairs, pair_cost, realises, tile_cost, tile_counts
 
 METHODS = ("optimal", "formula", "heuristic", "unknown")
 
@@ -123,29 +123,9 @@ def cost_of(mask: np.ndarray, kind: str, block: int) -> int:
     return pair_cost(mask) if kind == "pairs" else int(np.count_nonzero(tile_counts(mask, block)))
 
 
-def _necessary(target: np.ndarray, layers: int) -> np.ndarray:
-    """:func:`~hasse.theory.synthesis.necessary_pairs` of a checked target, by a BLAS product above :data:`LARGE`
-    (float32 counts of the positions between q and k are exact below 2^24)."""
-    if target.shape[0] <= LARGE:
-        return necessary_pairs(target, layers)
-    off = target & ~np.eye(target.shape[0], dtype=bool)
-    if layers == 1:
-        return off
-    t = target.astype(np.float32)
-    return off & ((t @ t) == 2)
-
-
-def _realises(mask: np.ndarray, target: np.ndarray, layers: int) -> bool:
-    """:func:`~hasse.theory.synthesis.realises`; above :data:`LARGE` the same engine (``reach``) without checking
-    the target again (it was checked once)."""
-    if target.shape[0] <= LARGE:
-        return realises(mask, target, layers)
-    return bool(np.array_equal(reach(mask, layers), target))
-
-
 def floor_of(target: np.ndarray, layers: int, kind: str, block: int) -> int:
     """A proved lower bound from the necessary pairs: their number, or the tiles they occupy."""
-    return cost_of(_necessary(target, layers), kind, block)
+    return cost_of(necessary_pairs(target, layers), kind, block)
 
 
 def convergence_depth(mask: np.ndarray, target: np.ndarray, layers: int) -> int:
@@ -211,7 +191,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     """
     start = time.perf_counter()
     say = progress or (lambda text: None)
-    target = checked_target(target)
+    target = check_target(target)
     if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
         raise InputError(f"layers must be an integer >= 1, got {layers!r}", param="layers")
     layers = int(layers)
@@ -273,7 +253,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
     mask = (np.asarray(payload.mask, dtype=bool) & ~eye) if formula is not None else (payload.mask & ~eye)
     if formula is not None:
         target_used, permutation, tiles_before = target, None, None  # a formula is in the order given
-    if not _realises(mask, target_used, layers):
+    if not realises(mask, target_used, layers):
         raise SynthesisBug(f"the {chosen.method} mask ({chosen.engine}) does not realise the target "
                            f"(n = {n}, layers = {layers})")
     lower, how = max(bounds, key=lambda b: b[0]) if bounds else (0, "none")
