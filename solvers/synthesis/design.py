@@ -151,10 +151,8 @@ def _heuristic(target, layers, kind, block, timeout) -> tuple[Synthesis, str, st
 
 
 def _formulas(target, layers, kind, block) -> list:
-    try:
-        from hasse.theory.spanner_formulas import formula_designs
-    except ImportError:  # TEMPORARY until FORMULAS' module lands
-        return []
+    from hasse.theory.spanner_formulas import formula_designs
+
     return list(formula_designs(target, layers, kind, block))
 
 
