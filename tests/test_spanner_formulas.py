@@ -245,11 +245,11 @@ def test_chain_lower_bound_is_below_the_optimum_and_the_formula():
 
 
 DROPS = {  # (function, the edge type's code) -> the edge type removed
-    "prefix": ("prefix = (c > 0) & (c < a) & ((a & ~((c & -c) - 1)) == c)", "prefix = (c < 0)"),
-    "centre": ("centre = (a > 0) & (a - (a & -a) <= c) & (c < a)", "centre = (c < 0)"),
-    "last": ("last = ((c | (b - 1)) == a) & (a != c) & (a % bb != bb - 1)", "last = (c < 0)"),
-    "across": ("across = (a % b == 0) & (c % b == b - 1) & (c < a) & (a // bb == c // bb)", "across = (c < 0)"),
-    "first": ("first = ((a & ~(b - 1)) == c) & (a != c) & (c % bb != 0)", "first = (c < 0)"),
+    "prefix": ("prefix = (c != 0) & (c < a) & ((a & ~((c & -c) - 1)) == c)", "prefix = (c != c)"),
+    "centre": ("centre = (a - (a & -a) <= c) & (c < a)", "centre = (c != c)"),
+    "last": ("last = ((c | (b - 1)) == a) & (a != c) & (a % bb != bb - 1)", "last = (c != c)"),
+    "across": ("across = (a % b == 0) & (c % b == b - 1) & (c < a) & (a // bb == c // bb)", "across = (c != c)"),
+    "first": ("first = ((a & ~(b - 1)) == c) & (a != c) & (c % bb != 0)", "first = (c != c)"),
 }
 
 

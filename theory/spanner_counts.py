@@ -21,19 +21,20 @@ from hasse.theory.params import require_block, require_non_negative, require_pos
 _I = np.int64
 
 
-def _chain_points(a: np.ndarray, layers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(row, lo, hi)``: the row of chain index ``a[row]`` of the pairs formula (diagonal included), disjoint."""
+def _chain_points(a: np.ndarray, layers: int, low) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, lo, hi)``: the row of chain index ``a[row]`` of the pairs formula (diagonal included), keys
+    ``>= low`` (an int or one per row; indices may be negative: the formulas are bitwise), disjoint."""
     a = a.astype(_I)
     idx = np.arange(len(a), dtype=_I)
+    low = np.broadcast_to(np.asarray(low, dtype=_I), a.shape)
     if layers == 1:
-        return idx, np.zeros_like(a), a + 1
+        return idx, low.copy(), a + 1
     if layers == 2:
         base = a - (a & -a)  # [a - lowbit(a), a]: the centre edges and the diagonal
-        rows, keys = [idx], [base]
-        top = int(a.max()).bit_length() if len(a) else 0
-        for j in range(top):
+        rows, keys = [idx], [np.maximum(base, low)]
+        for j in range(63):
             c = a & ~_I((1 << j) - 1)
-            hit = (((a >> j) & 1) == 1) & (c < base)  # a binary prefix of a below the interval
+            hit = (((a >> j) & 1) == 1) & (c < base) & (c >= low)  # a binary prefix of a below the interval
             rows.append(idx[hit])
             keys.append(c[hit])
         r, lo = np.concatenate(rows), np.concatenate(keys)
@@ -44,8 +45,7 @@ def _chain_points(a: np.ndarray, layers: int) -> tuple[np.ndarray, np.ndarray, n
         bb = b * b
         sel = (a % b == b - 1) & (a % bb != bb - 1)  # a attends its b-block
         span = np.where(sel, b - 1, 0)
-        r = np.repeat(idx, span)
-        rows.append(r)
+        rows.append(np.repeat(idx, span))
         keys.append(np.repeat(a - (b - 1), span) + _ranks(span))
         sel = a % b == 0  # the last of every earlier b-block of a's b²-block
         span = np.where(sel, (a % bb) // b, 0)
@@ -56,10 +56,13 @@ def _chain_points(a: np.ndarray, layers: int) -> tuple[np.ndarray, np.ndarray, n
         rows.append(idx[sel])
         keys.append(c[sel])
     r, c = np.concatenate(rows), np.concatenate(keys)
-    width = int(a.max()) + 2 if len(a) else 1
-    code = np.sort(r * width + c)
+    keep = c >= low[r]
+    r, c = r[keep], c[keep]
+    floor = int(low.min()) if len(a) else 0
+    width = int(a.max()) - floor + 2 if len(a) else 1
+    code = np.sort(r * width + (c - floor))
     code = code[np.concatenate([[True], code[1:] != code[:-1]])] if len(code) else code  # deduplicated
-    return code // width, code % width, code % width + 1
+    return code // width, code % width + floor, code % width + floor + 1
 
 
 def _ranks(span: np.ndarray) -> np.ndarray:
@@ -69,18 +72,20 @@ def _ranks(span: np.ndarray) -> np.ndarray:
     return np.arange(total, dtype=_I) - starts
 
 
-def chain_rows(a, layers: int, tile: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(row, lo, hi)``: disjoint key intervals of :func:`~theory.masks.sparse_spanners.chain_rule` for rows ``a``.
+def chain_rows(a, layers: int, tile: int = 0, low=0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(row, lo, hi)``: disjoint key intervals (keys ``>= low``) of
+    :func:`~theory.masks.sparse_spanners.chain_rule` for rows ``a``.
 
     >>> [list(map(int, x)) for x in chain_rows(np.array([13]), 2)]  # 13 attends 12, 13 (its interval) and 8
     [[0, 0], [12, 8], [14, 9]]
     """
     a = np.asarray(a, dtype=_I)
+    low = np.broadcast_to(np.asarray(low, dtype=_I), a.shape)
     if not tile or layers == 1:
-        return _chain_points(a, layers)
+        return _chain_points(a, layers, low)
     at = a // tile
-    tiles, inverse = np.unique(at, return_inverse=True)
-    trow, tlo, thi = _chain_points(tiles, layers)  # keys of each tile row (its diagonal included) ...
+    tiles, first, inverse = np.unique(at, return_index=True, return_inverse=True)
+    trow, tlo, thi = _chain_points(tiles, layers, low[first] // tile)  # keys of each tile row (diagonal in) ...
     trow, tlo = np.repeat(trow, thi - tlo), np.repeat(tlo, thi - tlo) + _ranks(thi - tlo)  # ... as points
     order = np.argsort(trow, kind="stable")
     trow, tlo = trow[order], tlo[order]
@@ -89,9 +94,10 @@ def chain_rows(a, layers: int, tile: int = 0) -> tuple[np.ndarray, np.ndarray, n
     span = counts[inverse]
     rows = np.repeat(np.arange(len(a), dtype=_I), span)
     key_tile = tlo[np.repeat(offsets[inverse], span) + _ranks(span)]
-    lo = key_tile * tile
-    hi = np.minimum(lo + tile, a[rows] + 1)
-    return rows, lo, hi
+    lo = np.maximum(key_tile * tile, low[rows])
+    hi = np.minimum(key_tile * tile + tile, a[rows] + 1)
+    keep = lo < hi
+    return rows[keep], lo[keep], hi[keep]
 
 
 def _clip(rows, lo, hi, top):
@@ -109,16 +115,17 @@ def row_intervals(entry: str, n: int, layers: int, tile: int = 0, block: int | N
     if entry == "sparse_butterfly":
         size, qs, los, his = 3 * n - 2, [], [], []
         f = np.arange(n - 1, dtype=_I)
-        r, lo, hi = chain_rows(f, layers, tile)  # F: chain on i
+        r, lo, hi = chain_rows(f, layers, tile)  # F: chain on the positions
         qs, los, his = [f[r]], [lo], [hi]
-        r, lo, hi = chain_rows(f, layers, tile)  # B: chain on m = 2n-3-position, mirrored
-        qs.append(2 * n - 3 - f[r]), los.append(2 * n - 2 - hi), his.append(2 * n - 2 - lo)
+        bpos = n - 1 + f  # B: chain on ~position (keys from ~(2n-3)); key c is position ~c
+        r, lo, hi = chain_rows(~bpos, layers, tile, low=~_I(2 * n - 3))
+        qs.append(bpos[r]), los.append(-hi), his.append(-lo)
         p = np.arange(n, dtype=_I)
         r, lo, hi = _clip(*chain_rows(p, layers, tile), p)  # P_p -> F: chain row of p, keys < p
         qs.append(2 * n - 2 + p[r]), los.append(lo), his.append(hi)
-        pm = n - 1 - p
-        r, lo, hi = _clip(*chain_rows(pm, layers, tile), pm)  # P_p -> B: chain row of n-1-p, mirrored
-        qs.append(2 * n - 2 + p[r]), los.append(2 * n - 2 - hi), his.append(2 * n - 2 - lo)
+        v = ~(n - 2 + p)  # P_p -> B: the chain row of ~(n-2+p), keys below it
+        r, lo, hi = _clip(*chain_rows(v, layers, tile, low=~_I(2 * n - 3)), v)
+        qs.append(2 * n - 2 + p[r]), los.append(-hi), his.append(-lo)
         qs.append(2 * n - 2 + p), los.append(2 * n - 2 + p), his.append(2 * n - 1 + p)  # P itself
         return size, np.concatenate(qs), np.concatenate(los), np.concatenate(his)
     if entry == "sparse_block_two_stream":

@@ -78,33 +78,26 @@ def sparse_butterfly_witness(q, k, n, layers, tile):
     """The walk for ``sparse_butterfly:n``: the chain walk of the stream pair, mapped to positions.
 
     ``P_k`` reading ``F_j``: the chain walk from ``j`` to ``k``; its indices below ``k`` are
-    ``F`` positions, one equal to ``k`` is ``P_k`` itself (``B`` mirrored the same way).
+    ``F`` positions, one equal to ``k`` is ``P_k`` itself (``B`` the same on ``~position``).
     """
     bs, ps = n - 1, 2 * n - 2
     qf, kf = q < bs, k < bs
-    qb, kb = (q >= bs) & (q < ps), (k >= bs) & (k < ps)
-    mq, mk = 2 * n - 3 - q, 2 * n - 3 - k
-    p, pm = q - ps, n - 1 - (q - ps)
-    forward = chain_path(q, k, layers, tile)
-    backward = chain_path(mq, mk, layers, tile)
-    left = chain_path(p, k, layers, tile)
-    right = chain_path(pm, mk, layers, tile)
-    return tuple(pick(qf, f, pick(qb, 2 * n - 3 - b, pick(kf, pick(lw < p, lw, q),
-                                                            pick(kb, pick(rw < pm, 2 * n - 3 - rw, q), q))))
-                 for f, b, lw, rw in zip(forward, backward, left, right))
+    qb = (q >= bs) & (q < ps)
+    top = pick(qf, q, pick(qb, ~q, pick(kf, q - ps, n - 1 - q)))  # the chain indices of the mask's rule
+    walk = chain_path(top, pick(kf, k, ~k), layers, tile)
+    ahead = k < ps  # P's key is F or B (else P_k itself: every hop stays)
+    return tuple(pick(qf, w, pick(qb, ~w, pick((w < top) & ahead, pick(kf, w, ~w), q))) for w in walk)
 
 
 def sparse_block_two_stream_witness(q, k, n, block, layers, tile):
     """The walk for ``sparse_block_two_stream:n,block``: ``C`` the chain's; ``Q_t`` reading ``C_j`` the chain
     walk from ``j`` to ``s = (t // l) * l`` (``s`` itself is ``Q_t``); inside a block, the walk of the offsets."""
     content = n - block
-    t, u = q - content, k - content
-    s = (t // block) * block
-    cc = chain_path(q, k, layers, tile)
-    qc = chain_path(s, k, layers, tile)
-    qq = chain_path(t % block, u % block, layers, tile)
-    return tuple(pick(q < content, c, pick(k < content, pick(w < s, w, q), content + s + v))
-                 for c, w, v in zip(cc, qc, qq))
+    qc, kc = q < content, k < content
+    s = q - q % block - content
+    top = pick(qc, q, pick(kc, s, q % block))
+    walk = chain_path(top, pick(kc, k, k % block), layers, tile)
+    return tuple(pick(qc, w, pick(kc, pick(w < s, w, q), q - q % block + w)) for w in walk)
 
 
 def _witness_factory(entry: str) -> Callable:
@@ -115,10 +108,10 @@ def _witness_factory(entry: str) -> Callable:
 
     def factory(n: int, layers: int, tile: int = 0, **block):
         make(layers=layers, tile=tile, **({} if entry == "sparse_causal" else {"n": n}), **block)  # the checks
-        args = {} if entry == "sparse_causal" else {"n": int(n), **{k: int(v) for k, v in block.items()}}
+        args = {} if entry == "sparse_causal" else {"n": n, **block}  # as given: ints, or symbolic when traced
 
         def witness(q_idx, kv_idx):
-            return fn(q_idx, kv_idx, layers=int(layers), tile=int(tile), **args)
+            return fn(q_idx, kv_idx, layers=layers, tile=tile, **args)
 
         witness.__name__ = f"{entry}_witness"
         return witness

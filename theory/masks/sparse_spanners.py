@@ -77,8 +77,8 @@ def chain_edges(a, c, layers):
     if layers == 1:
         return c <= a
     if layers == 2:
-        prefix = (c > 0) & (c < a) & ((a & ~((c & -c) - 1)) == c)  # c is a binary prefix of a
-        centre = (a > 0) & (a - (a & -a) <= c) & (c < a)  # c in a's dyadic interval below a
+        prefix = (c != 0) & (c < a) & ((a & ~((c & -c) - 1)) == c)  # c is a binary prefix of a
+        centre = (a - (a & -a) <= c) & (c < a)  # c in a's dyadic interval below a
         return (a == c) | prefix | centre
     out = a == c
     for b in (2, 4, 16, 256, 65536):  # SCALES, written out: the file of FormulaDesign.source() has no globals
@@ -111,36 +111,36 @@ def sparse_causal_rule(q, k, layers, tile):
 def sparse_butterfly_rule(q, k, n, layers, tile):
     """The sparse mask of ``butterfly:n`` (``F_i`` at ``i``, ``B_i`` at ``n-2+i``, ``P_k`` at ``2n-2+k``).
 
-    ``F`` is the chain on ``i``, ``B`` the chain on ``m = n-1-i`` (position ``2n-3-m``);
-    ``P_k`` attends ``F_c`` for the chain row of ``k`` and ``B`` for the chain row of ``n-1-k``.
+    ``F`` is the chain on its positions, ``B`` the chain on ``~p = -1 - p`` for its positions
+    ``p`` (anti-causal, no ``n``, its tiles FlexAttention's); ``P_k`` attends ``F_c`` for the
+    chain row of ``k`` and ``B`` for the chain row of ``~(n - 2 + k)`` (``B_k``'s, or just
+    before ``B_1``). One :func:`chain_rule` on the pair's chain indices, chosen by the streams.
     """
     bs, ps = n - 1, 2 * n - 2
     qf, kf = q < bs, k < bs
     qb, kb = (q >= bs) & (q < ps), (k >= bs) & (k < ps)
     qp = q >= ps
-    mq, mk = 2 * n - 3 - q, 2 * n - 3 - k  # mirrored chain index of a B position
-    p, pm = q - ps, n - 1 - (q - ps)  # P's index, and mirrored
-    forward = qf & kf & chain_rule(q, k, layers, tile)
-    backward = qb & kb & chain_rule(mq, mk, layers, tile)
-    left = qp & kf & (k < p) & chain_rule(p, k, layers, tile)
-    right = qp & kb & (mk < pm) & chain_rule(pm, mk, layers, tile)
-    return forward | backward | left | right | (q == k)
+    p = q - ps  # P's index
+    a = pick(qf, q, pick(qb, ~q, pick(kf, p, n - 1 - q)))  # n - 1 - q = ~(position of B_p)
+    c = pick(kf, k, ~k)
+    kinds = (qf & kf) | (qb & kb) | (qp & kf & (k < p)) | (qp & kb & (~k < n - 1 - q))
+    return (kinds & chain_rule(a, c, layers, tile)) | (q == k)
 
 
 def sparse_block_two_stream_rule(q, k, n, block, layers, tile):
     """The sparse mask of ``block_two_stream:n,block`` (chain variant; ``C_i`` at ``i``, ``Q_t`` at ``n-l+t``).
 
     ``C`` is the chain on ``i``; ``Q_t`` attends ``C_c`` for the chain row of ``s = (t // l) * l``
-    (``c < s``) and its block's queries by the chain on the offsets ``t % l``.
+    (``c < s``) and its block's queries by the chain on the offsets ``t % l``; one
+    :func:`chain_rule` on the pair's chain indices, chosen by the streams.
     """
     content = n - block
-    qq, kq = q >= content, k >= content
-    t, u = q - content, k - content
-    s = (t // block) * block
-    cc = (q < content) & (k < content) & chain_rule(q, k, layers, tile)
-    qc = qq & (k < s) & chain_rule(s, k, layers, tile)
-    same = qq & kq & (t // block == u // block) & chain_rule(t % block, u % block, layers, tile)
-    return cc | qc | same | (q == k)
+    qc, kc = q < content, k < content
+    s = q - q % block - content  # (t // l) * l for t = q - content (l divides content)
+    a = pick(qc, q, pick(kc, s, q % block))  # t % l = q % l
+    c = pick(kc, k, k % block)
+    kinds = (qc & kc) | ((q >= content) & (k < s)) | ((q >= content) & (k >= content) & (q // block == k // block))
+    return (kinds & chain_rule(a, c, layers, tile)) | (q == k)
 
 
 def _depth(layers, tile):
