@@ -20,14 +20,13 @@ from hasse.solvers.synthesis import (OPTIMISE_MAX_N, SynthesisBug, brute_force_m
                                      optimise, relabel)
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
-from hasse.theory.synthesis import check_target, necessary_pairs, realises, tile_counts
+from hasse.theory.synthesis import necessary_pairs, realises, tile_counts
 from tests.test_synthesis_exact import SHORTCUT, limit_of, walk_reach
 
 pytestmark = pytest.mark.skipif(not cpsat.available(), reason="ortools (the synth extra) is not installed")
 
 H = importlib.import_module("hasse.solvers.synthesis.heuristic")
 B = importlib.import_module("hasse.solvers.synthesis.bounds")
-F = importlib.import_module("hasse.solvers.synthesis.fast")
 R = importlib.import_module("hasse.solvers.synthesis.relabel")
 
 SPECS = ("causal:n=5", "bidirectional:n=4", "sliding_window:n=5,w=2", "prefix_lm:n=5,prefix=2",
@@ -51,24 +50,6 @@ def seeded(count: int, sizes, seed: int) -> list[tuple[str, np.ndarray]]:
 
 
 SMALL = [(s, limit_of(s)) for s in SPECS] + [("shortcut", SHORTCUT)] + seeded(20, (3, 4, 5, 6), seed=2024)
-
-
-def test_the_fast_paths_equal_the_theory():
-    rng = np.random.default_rng(1)
-    for name, t in SMALL + seeded(6, (20, 40), seed=9):
-        assert np.array_equal(F.checked(t), check_target(t)), name
-        for layers in (1, 2, 3):
-            assert np.array_equal(F.necessary(t, layers), necessary_pairs(t, layers)), name
-            for _ in range(4):
-                mask = (rng.random(t.shape) < 0.3) & t
-                assert F.realises(mask, t, layers) == realises(mask, t, layers), name
-    for bad in ([[0, 0], [0, 1]], [[1, 1, 0], [0, 1, 1], [0, 0, 1]], [[1, 0, 0]], [[1, 2], [0, 1]]):
-        with pytest.raises(InputError) as fast:
-            F.checked(bad)
-        with pytest.raises(InputError) as slow:
-            check_target(bad)
-        assert str(fast.value) == str(slow.value)
-    assert F.checked([[1, 0], [1, 1]]).dtype == bool
 
 
 def cpsat_disagreements(cases, cost: str = "pairs", block: int = 2) -> list[str]:

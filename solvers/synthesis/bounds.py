@@ -27,8 +27,7 @@ import time
 
 import numpy as np
 
-from hasse.solvers.synthesis.fast import checked as check_target
-from hasse.solvers.synthesis.fast import necessary as necessary_pairs
+from hasse.theory.synthesis import check_target, necessary_pairs
 
 LP_MAX_TRIPLES = 2_500  # middles (q, c, k) the LP accepts (causal n = 24: 2024 middles, GLOP ~2 s; n = 32: ~10 s)
 LP_SECONDS = 5.0  # GLOP's own time limit (an unfinished LP bounds nothing: then it is not used)

@@ -44,10 +44,8 @@ import numpy as np
 from hasse.solvers.synthesis.bounds import pair_bound
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
-from hasse.solvers.synthesis.fast import checked as check_target
-from hasse.solvers.synthesis.fast import necessary as necessary_pairs
-from hasse.solvers.synthesis.fast import realises
-from hasse.theory.synthesis import BLOCK, pair_cost, tile_cost, tile_counts, tiles_of
+from hasse.theory.synthesis import (BLOCK, check_target, necessary_pairs, pair_cost, realises, tile_cost,
+                                    tile_counts, tiles_of)
 
 MAX_N = 4096
 BATCH_MAX_N = 256  # L >= 3: the batch rounds run up to this size (beyond: the pruned 2-layer mask only)

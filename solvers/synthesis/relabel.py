@@ -33,9 +33,7 @@ from hasse.solvers.synthesis import cpsat
 from hasse.solvers.synthesis.heuristic import heuristic
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
-from hasse.solvers.synthesis.fast import checked as check_target
-from hasse.solvers.synthesis.fast import realises
-from hasse.theory.synthesis import BLOCK, tile_counts
+from hasse.theory.synthesis import BLOCK, check_target, realises, tile_counts
 
 EXACT_N = 8  # orders at or below this size are synthesised exactly (CP-SAT)
 LOCAL_TRIES = 24  # swaps the local search tries at most
