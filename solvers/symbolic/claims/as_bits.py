@@ -10,7 +10,8 @@ bit-vectors of one width ``W`` wide enough for every interval: the rewrite is th
 (no value wraps), and the pure bit-vector query is bit-blasted. Euclidean ``div``/``mod``
 (Z3's integer semantics) by ``d != 0`` is ``r = bvsmod(a, |d|)``, ``q = (a - r) / d``.
 A query outside that fragment (an uninterpreted function, a quantifier, a width above
-:data:`MAX_WIDTH`) gives None and the caller keeps the integer solver.
+:data:`MAX_WIDTH`) gives None and the caller keeps the integer solver. Before bit-blasting,
+:func:`relax` tries the integer solver on a sound relaxation (its ``unsat`` is the query's).
 
 >>> x, y = z3.Ints("x y")
 >>> q = [x >= 0, x < 16, y == z3.BV2Int(z3.Int2BV(x, 4) & 3), y != x % 4]
@@ -173,6 +174,62 @@ class _Rewrite:
                 a.sort().kind() == z3.Z3_BV_SORT for a in args)):
             return e.decl()(*xs)  # a bit-vector operation of the traced program: its own width
         raise _Outside(f"operation {e.decl()}")
+
+
+def relax(constraints: Sequence) -> list:
+    """The query with each ``bv2int(b)`` replaced by a fresh integer ``v`` and facts true of it: ``0 <= v < 2^w``,
+    and for ``b`` an ``and`` (``or``) of ``int2bv(x)`` leaves (De Morgan applied), ``v <= x`` (``v >= x``) for each
+    leaf ``x`` inside ``0 … 2^w − 1``. Every model of the query is one of the relaxation (``v`` its value), so
+    the relaxation's ``unsat`` is the query's; its ``sat`` says nothing. Linear reasoning (``k == q & m`` gives
+    ``k <= q``) that bit-blasting finds hard at 31-bit ``n`` is then the integer solver's.
+
+    >>> x, y = z3.Ints("x y")
+    >>> r = relax([x >= 0, x < 16, y == z3.BV2Int(z3.Int2BV(x, 4) & z3.Int2BV(x + 3, 4)), y > x])
+    >>> z3.Solver().check(*r)
+    unsat
+    """
+    memo: dict = {}
+    facts: list = []
+
+    def leaves(b):
+        negated = False
+        while z3.is_app(b) and b.decl().kind() == z3.Z3_OP_BNOT:
+            negated, b = not negated, b.arg(0)
+        if not (z3.is_app(b) and b.decl().kind() in (z3.Z3_OP_BAND, z3.Z3_OP_BOR)):
+            return None, []
+        kind = b.decl().kind()
+        if negated:  # ~(a | b) = ~a & ~b
+            kind = z3.Z3_OP_BOR if kind == z3.Z3_OP_BAND else z3.Z3_OP_BAND
+        out = []
+        for c in b.children():
+            positive = not negated
+            while z3.is_app(c) and c.decl().kind() == z3.Z3_OP_BNOT:
+                positive, c = not positive, c.arg(0)
+            if positive and z3.is_app(c) and c.decl().kind() == z3.Z3_OP_INT2BV:
+                out.append(rewrite(c.arg(0)))
+        return kind, out
+
+    def rewrite(e):
+        key = e.get_id()
+        if key in memo:
+            return memo[key]
+        if z3.is_app(e) and e.decl().kind() == z3.Z3_OP_BV2INT:
+            top = 2 ** e.arg(0).sort().size() - 1
+            v = z3.Int(f"relaxed_{len(memo)}")
+            facts.extend([v >= 0, v <= top])
+            kind, xs = leaves(e.arg(0))
+            for x in xs:
+                fits = z3.And(x >= 0, x <= top)
+                facts.append(z3.Implies(fits, v <= x if kind == z3.Z3_OP_BAND else v >= x))
+            out = v
+        elif z3.is_app(e) and e.num_args() > 0:
+            out = e.decl()(*[rewrite(c) for c in e.children()])
+        else:
+            out = e
+        memo[key] = out
+        return out
+
+    return [rewrite(c) for c in constraints] + facts
 
 
 def to_bits(constraints: Sequence, bounds: dict) -> tuple[list, dict] | None:

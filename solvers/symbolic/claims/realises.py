@@ -33,7 +33,7 @@ import numpy as np
 import z3
 
 from hasse.solvers.smt.prove import SAT, UNSAT
-from hasse.solvers.symbolic.claims.as_bits import smallest_bits, solve_bits
+from hasse.solvers.symbolic.claims.as_bits import relax, smallest_bits, solve_bits
 from hasse.solvers.symbolic.claims.concrete import _recheck_small, _small_instances
 from hasse.solvers.symbolic.claims.dense import prove_dense
 from hasse.solvers.symbolic.claims.obligations import _earlier, _failing
@@ -48,6 +48,7 @@ from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement, not_re
 SEARCH_UPTO = 64  # no witness (L >= 2): the concrete search for a refutation goes up to this n
 GRID_UPTO = 4096  # the concrete engine decides a failing witness at sizes up to this many positions
 INT64 = (-2 ** 63, 2 ** 63 - 1)
+RELAX_SECONDS = 3.0  # the relaxation (solvers.symbolic.claims.as_bits.relax) is tried this long before bit-blasting
 
 
 class _Query:
@@ -64,6 +65,10 @@ class _Query:
 
     def check(self, query: list, positions: Sequence, values: Sequence = ()):
         """``(status, values by name, reason)``; ``positions`` are bounded by the largest size, ``values`` int64."""
+        if _has_bits(query):
+            status, _, _, _ = _solve(relax(query), min(self.timeout or RELAX_SECONDS, RELAX_SECONDS))
+            if status == UNSAT:  # a relaxation's unsat is the query's
+                return UNSAT, None, "", None
         bounds = dict(self.bounds)
         if self.position_top is not None:
             bounds.update({str(p): (0, self.position_top) for p in positions})
@@ -115,6 +120,20 @@ class _Query:
         model, note = smallest_model(query, terms[order[0]], {k: terms[k] for k in order[1:]}, self.timeout) \
             if order else (None, "")
         return (self._values(model, query) if model is not None else got), note
+
+
+def _has_bits(query: list) -> bool:
+    """Whether the query reads a bit-vector value as an integer (``bv2int``: a traced bit operation)."""
+    todo, seen = list(query), set()
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen or not z3.is_app(e):
+            continue
+        seen.add(e.get_id())
+        if e.decl().kind() == z3.Z3_OP_BV2INT:
+            return True
+        todo.extend(e.children())
+    return False
 
 
 def _constants(e) -> list:
