@@ -258,3 +258,21 @@ def test_the_bit_vector_rewrite_keeps_z3s_integer_semantics():
             status, got, _ = solve_bits(query, bounds, 10)
             expected = [z3.simplify(z3.substitute(t, (x, z3.IntVal(value)))).as_long() for t in terms]
             assert status == "sat" and [got["y"], got["z"], got["w"]] == expected, (value, d)
+
+
+def test_the_relaxation_keeps_every_model():
+    """relax() may only lose information: every assignment of the query satisfies it (the values of x & y,
+    x | y and their De Morgan forms for 5-bit x, y, with y == x among them: a bound that is not tight fails)."""
+    import z3
+
+    from hasse.solvers.symbolic.claims.as_bits import relax
+
+    x, y, v = z3.Ints("x y v")
+    bx, by = z3.Int2BV(x, 5), z3.Int2BV(y, 5)
+    forms = [bx & by, bx | by, ~(~bx | ~by), ~(~bx & ~by)]
+    for a in range(0, 32, 3):
+        for b in (a, 0, 31, (a * 7) % 32):
+            for form in forms:
+                query = [x == a, y == b, v == z3.BV2Int(form)]
+                assert z3.Solver().check(*query) == z3.sat
+                assert z3.Solver().check(*relax(query)) == z3.sat, (a, b, form)
