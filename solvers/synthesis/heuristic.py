@@ -280,8 +280,8 @@ def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, time
     ``bound=False``: the mask only (``lower_bound`` 0, no LP solved).
 
     >>> r = heuristic(np.tril(np.ones((6, 6), dtype=bool)), 2)
-    >>> r.status, r.lower_bound <= r.cost, r.bound_how
-    ('heuristic', True, 'LP relaxation (GLOP)')
+    >>> r.status, r.lower_bound <= r.cost, r.bound_how in ("LP relaxation (GLOP)", "necessary pairs")
+    ('heuristic', True, True)
     """
     start = time.perf_counter()
     target = check_target(target)
