@@ -48,7 +48,7 @@ from hasse.theory.verdicts import PROVED, REFUTED, UNKNOWN, disagreement, not_re
 SEARCH_UPTO = 64  # no witness (L >= 2): the concrete search for a refutation goes up to this n
 GRID_UPTO = 4096  # the concrete engine decides a failing witness at sizes up to this many positions
 INT64 = (-2 ** 63, 2 ** 63 - 1)
-RELAX_SECONDS = 3.0  # the relaxation (solvers.symbolic.claims.as_bits.relax) is tried this long before bit-blasting
+RELAX_SECONDS = 1.0  # the relaxation (solvers.symbolic.claims.as_bits.relax) is tried this long before bit-blasting
 
 
 class _Query:
