@@ -15,7 +15,7 @@ import numpy as np
 from hasse.theory.errors import InputError
 from hasse.theory.synthesis import check_target
 
-PROVE_TIMEOUT = 120.0  # seconds the all-n claim of a formula may take when no timeout is given
+PROVE_TIMEOUT = 10.0  # seconds per solver call of the all-n claim when no timeout is given (it makes several)
 
 
 @dataclass(frozen=True)
@@ -114,11 +114,13 @@ def prove_verdict(design, timeout: float | None = None) -> Verdict:
     try:  # for every n: the spec and the target's spec without their n
         run = prove_claim("realises", every_n(f.spec), target=every_n(f.target_spec), layers=f.layers,
                           timeout=seconds)
+    except TimeoutError as exc:
+        return Verdict("prove-mask", "unknown", f"unknown: {exc}")
     except InputError as exc:  # the prover cannot take this formula for every n: at this n then, said so
         at_n = f" (at this n only; for every n not decided: {str(exc)[:160]})"
         try:
             run = prove_claim("realises", f.spec, target=f.target_spec, layers=f.layers, timeout=seconds)
-        except InputError as again:
+        except (InputError, TimeoutError) as again:
             return Verdict("prove-mask", "unknown", f"not decided: {again}")
     v = run.verdict
     statement = f"{f.spec} realises {f.target_spec} within {f.layers} layer(s)"
@@ -129,4 +131,5 @@ def prove_verdict(design, timeout: float | None = None) -> Verdict:
         return Verdict("prove-mask", "pass", f"proved: {v.statement or statement}{at_n}")
     if v.verdict == "refuted":
         return Verdict("prove-mask", "fail", f"REFUTED: {statement}: {v.reason} (a bug of the kit)")
-    return Verdict("prove-mask", "unknown", f"unknown: {v.reason or 'the prover did not decide'}")
+    return Verdict("prove-mask", "unknown", f"unknown ({seconds:g} s per solver call; --timeout S gives more): "
+                                            f"{v.reason or 'the prover did not decide'}")
