@@ -59,7 +59,7 @@ row is NaN in a plain softmax); --no-diagonal writes M itself.
 """
 EPILOG = """\
 examples:
-  hasse synthesize causal:n=16 --layers 2                 the optimum for a chain of 16
+  hasse synthesize causal:n=12 --layers 2                 the proved optimum for a chain of 12
   hasse synthesize butterfly:n=1024 --layers 2 --cost tiles
   hasse synthesize causal:n=4096 --layers 3 --out causal3.py   a mask_mod proved for every n
   hasse synthesize infill:n=3 --layers 2 --json          a family's merged order

@@ -86,7 +86,7 @@ def leak_verdict(design, task=None) -> Verdict:
         first = (report.leaks + report.isolation)[0]
         return Verdict("leak", "fail", f"FAIL: {name} with the designed mask leaks: position {first.position} "
                                        f"from {first.source}, path {list(first.path)} (a bug of the kit)")
-    return Verdict("leak", "pass", line + f"; {name} with the designed mask: leak-free at every depth")
+    return Verdict("leak", "pass", line + f"; the task {name} (its labels), its mask replaced by the design: leak-free at every depth")
 
 
 def every_n(spec: str) -> str:
