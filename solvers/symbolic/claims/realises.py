@@ -54,8 +54,8 @@ RELAX_SECONDS = 1.0  # the relaxation (solvers.symbolic.claims.as_bits.relax) is
 class _Query:
     """The solver of one claim's queries: bit-vectors when the rewrite applies, else the integer solver."""
 
-    def __init__(self, mask: SymbolicMask, params: dict, conds: list, timeout):
-        self.mask, self.params, self.timeout = mask, params, timeout
+    def __init__(self, mask: SymbolicMask, params: dict, conds: list, timeout, lemmas=None):
+        self.mask, self.params, self.timeout, self.lemmas = mask, params, timeout, lemmas
         top = MAX_SYMBOLIC_VALUE
         high = _largest(mask.size, list(conds))
         self.bounds = {} if z3.is_int_value(mask.n) else {str(mask.n): (1, top)}
@@ -65,6 +65,9 @@ class _Query:
 
     def check(self, query: list, positions: Sequence, values: Sequence = ()):
         """``(status, values by name, reason)``; ``positions`` are bounded by the largest size, ``values`` int64."""
+        if self.lemmas is not None:  # opaque components (.modular): their lemma's instances, then LIA + UF
+            status, model, reason, _ = _solve(list(query) + self.lemmas.instances(query), self.timeout)
+            return status, (self._values(model, query) if status == SAT else None), reason, None
         if _has_bits(query):
             status, _, _, _ = _solve(relax(query), min(self.timeout or RELAX_SECONDS, RELAX_SECONDS))
             if status == UNSAT:  # a relaxation's unsat is the query's
@@ -144,8 +147,15 @@ def _constants(e) -> list:
 
 def prove_realises(mask: SymbolicMask, target: SymbolicMask, layers: int, witness=None, *,
                    timeout: float | None = DEFAULT_TIMEOUT, assume: Sequence = (),
-                   recheck_upto: int = RECHECK_UPTO) -> SymbolicVerdict:
-    """``(M or I)^layers = T`` for every n (module docstring); ``witness``: a :class:`solvers.symbolic.witness.Witness`."""
+                   recheck_upto: int = RECHECK_UPTO, modular: bool = True, lemmas=None) -> SymbolicVerdict:
+    """``(M or I)^layers = T`` for every n (module docstring; ``modular``: first :mod:`.modular` where it applies)."""
+    if modular and witness is not None and layers > 1:
+        from hasse.solvers.symbolic.claims.modular import prove_modular
+
+        out = prove_modular(mask, target, layers, witness, timeout=timeout, prove=prove_realises,
+                            recheck=_recheck_proof, assume=assume, recheck_upto=recheck_upto)
+        if out is not None:
+            return out
     start = time.perf_counter()
     conds = _conditions_of(mask, target, extra=assume)
     params = _params_of(mask, target)
@@ -168,7 +178,7 @@ def prove_realises(mask: SymbolicMask, target: SymbolicMask, layers: int, witnes
                          "and transitive")
     if pre.verdict != PROVED:
         return verdict(UNKNOWN, f"whether the target is transitive is not decided: {pre.reason}")
-    solver = _Query(mask, params, conds, timeout)
+    solver = _Query(mask, params, conds, timeout, lemmas)
     q, k = z3.Ints("q k")
     base = conds + [mask.inside(q, k)] + mask.facts([(q, k)]) + target.facts([(q, k)])
     cases = [[m, z3.Not(target.attends(q, k))] for m in _disjuncts(mask.allowed(q, k))]
