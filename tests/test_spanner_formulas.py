@@ -22,6 +22,7 @@ from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
 from hasse.theory.masks import sparse_spanners as ss
 from hasse.theory.spanner_counts import formula_counts
+from hasse.theory.reach import reach
 from hasse.theory.spanner_formulas import (TARGETS, WITNESSES, chain_lower_bound, design_source, formula_designs)
 from hasse.theory.synthesis import pair_cost, realises, tile_cost
 
@@ -287,3 +288,28 @@ def test_catalogue_specs_and_bad_input():
 def test_source_names_its_constants():
     text = design_source("sparse_block_two_stream", {"n": 8, "block": 2, "layers": 3, "tile": 4}, "s", "t")
     assert "N = 8" in text and "L = 3" in text and "B = 4" in text and "BLOCK = 2" in text
+
+
+def test_chain_cover_bound_never_exceeds_the_optimum():
+    """The down-closed chains' 2-hop bound is <= the brute-force minimum (random preorders, n <= 6) and <= the
+    exact optimum of the case-study targets; a bound one too high (planted) fails here."""
+    from hasse.solvers.synthesis import brute_force_minimum, optimise
+    from hasse.theory.catalog import build_mask
+    from hasse.theory.spanner_formulas import chain_cover_bound
+
+    rng = np.random.default_rng(24)
+    seen = 0
+    for _ in range(40):
+        n = int(rng.integers(2, 7))
+        m = rng.random((n, n)) < 0.3
+        t = reach(m, n)  # a random preorder: the limit of a random mask
+        bound, _ = chain_cover_bound(t)
+        free = int((t & ~np.eye(n, dtype=bool)).sum())
+        best = brute_force_minimum(t, 2).minimum if free <= 20 else optimise(t, 2).cost
+        assert bound <= best
+        seen += bound > 0
+    assert seen > 10
+    for spec in ("causal:n=9", "butterfly:n=3", "block_two_stream:n=4,block=2", "document:lengths=3+4"):
+        t = build_mask(spec).matrix | np.eye(build_mask(spec).matrix.shape[0], dtype=bool)
+        best = optimise(t, 2)
+        assert best.status == "optimal" and chain_cover_bound(t)[0] <= best.cost, spec

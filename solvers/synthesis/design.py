@@ -34,6 +34,7 @@ from hasse.solvers.synthesis.checks import Verdict, leak_verdict, prove_verdict,
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
+from hasse.theory.spanner_formulas import chain_cover_bound, formula_designs
 from hasse.theory.synthesis import BLOCK, check_target, necessary_pairs, pair_cost, realises, tile_cost, tile_counts
 
 METHODS = ("optimal", "formula", "heuristic", "unknown")
@@ -151,8 +152,6 @@ def _heuristic(target, layers, kind, block, timeout) -> tuple[Synthesis, str, st
 
 
 def _formulas(target, layers, kind, block) -> list:
-    from hasse.theory.spanner_formulas import formula_designs
-
     return list(formula_designs(target, layers, kind, block))
 
 
@@ -236,6 +235,10 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
             bounds.append((int(s.lower_bound), how or engine))
     if floor:  # after the engines' bounds: an equal bound of theirs is the one named
         bounds.append((floor, "the necessary pairs (pairs with no position between them)"))
+    if cost == "pairs" and layers == 2:
+        chains, sizes = chain_cover_bound(target)
+        bounds.append((chains, f"down-closed chains of {'+'.join(map(str, sizes[:4]))}"
+                               f"{'+…' if len(sizes) > 4 else ''} positions (the 2-hop chain bound)"))
     eye = np.eye(n, dtype=bool)
     for f in formulas:
         m = np.asarray(f.mask, dtype=bool) & ~eye
