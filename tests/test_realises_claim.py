@@ -231,7 +231,7 @@ def test_the_catalogue_sparse_masks_are_proved_with_their_own_witness(capsys, sp
     obj = json.loads(out)
     assert code == 0 and obj["verdict"] == "proved", obj
     assert obj["recheck"].startswith("confirmed")
-    if not spec.startswith("sparse_causal"):
+    if not spec.startswith("sparse_causal"):  # sparse_causal is the chain formula itself: proved directly
         assert "modular" in obj["reason"] and "D+ and D- proved" in obj["reason"]
     layers = int(spec.rpartition("layers=")[2])
     for n in (2, 4, 6, 8):  # the concrete engine agrees
@@ -326,3 +326,21 @@ def test_opaque_restores_the_real_functions():
         assert ss.chain_rule is not before[0] and sf.chain_path is not before[1]
         assert bool(ss.chain_rule(5, 4, 2, 0)) == bool(before[0](5, 4, 2, 0))  # plain ints: the real function
     assert (ss.chain_rule, sf.chain_path) == before
+
+
+def test_a_chain_formula_missing_an_edge_fails_its_lemma_and_is_refuted(capsys, monkeypatch):
+    """The bug planted in the component: the chain formula without its edge (5, 4). The lemma is then not
+    proved, so the composite proves nothing; the concrete engine's smallest n (brute force) refutes it."""
+    _sparse("sparse_butterfly")
+    from hasse.theory.catalog import build_mask
+    from hasse.theory.masks import sparse_spanners as ss
+
+    real = ss.chain_edges
+    monkeypatch.setattr(ss, "chain_edges", lambda a, c, layers: real(a, c, layers) & ~((a == 5) & (c == 4)))
+    expected = next(n for n in range(1, 12) if not realises(build_mask(f"sparse_butterfly:n={n},layers=2").matrix,
+                                                             build_mask(f"butterfly:n={n}").matrix, 2))
+    code, out, _ = run(capsys, "prove-mask", "sparse_butterfly:layers=2", "--claim", "realises", "--json")
+    obj = json.loads(out)
+    assert code == 1 and obj["verdict"] == "refuted", obj
+    assert "chain lemma L=2 t=0: D+: refuted" in obj["reason"] and "the modular proof did not close" in obj["reason"]
+    assert obj["counterexample"]["n"] == expected and obj["recheck"] == "confirmed"

@@ -26,7 +26,8 @@ interpreted with the real functions satisfies the abstract query: its unsat is t
 A satisfiable abstract query proves nothing (the functions are only constrained): the claim then
 falls back to the concrete engine's search on the real program (refuted only there) or unknown.
 The re-checks at small n run the real program (the mask's ``program``, evaluated outside
-:func:`opaque`). Any formula built from a registered component (:data:`COMPONENTS`) can use it.
+:func:`opaque`). Any catalogue formula built from a registered component (:data:`COMPONENTS`) with its own
+witness uses it, but those in :data:`DIRECT` (``sparse_causal`` is the chain formula: proved directly).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from hasse.theory.verdicts import PROVED
 
 # (module, rule function, walk function): the walk's lemma is proved against the rule
 COMPONENTS = (("hasse.theory.masks.sparse_spanners", "chain_rule", "hasse.theory.spanner_formulas", "chain_path"),)
+DIRECT = ("sparse_causal",)  # its mask is the chain formula itself (its proof is the lemma's D+): proved directly
 POSITIVE = (0, 2 ** 31 - 1)
 NEGATIVE = (-2 ** 32, -1)
 INT64 = (-2 ** 63, 2 ** 63 - 1)
@@ -226,7 +228,8 @@ def abstract_parts(mask, layers: int, witness, timeout):
         known = known_design(mask.name)
     except Exception:  # noqa: BLE001 - not a catalogue spec: nothing modular to do
         return None
-    if known is None or witness is None or witness.name != f"{known['entry'].name}'s witness":
+    if known is None or witness is None or witness.name != f"{known['entry'].name}'s witness" \
+            or known["entry"].name in DIRECT:
         return None
     with opaque():
         amask = symbolic_mask(known["spec"])
@@ -264,10 +267,47 @@ def prove_modular(mask, target, layers: int, witness, *, timeout, prove, recheck
         return replace(v, seconds=time.perf_counter() - start, recheck=checked,
                        reason=f"{v.reason} (modular: the chain formula and its walk as uninterpreted functions "
                               f"constrained by the chain lemma, proved first: {said})")
-    search = prove(mask, target, layers, None, timeout=timeout, assume=assume, recheck_upto=0,
-                            modular=False)
     why = f"the modular proof did not close ({v.verdict}: {v.reason}; {said})"
-    if search.verdict == REFUTED:
-        return replace(search, seconds=time.perf_counter() - start, reason=f"{search.reason}; {why}")
-    return replace(v, verdict=UNKNOWN, counterexample=None, recheck=None, seconds=time.perf_counter() - start,
-                   reason=f"{why}; {search.reason}")
+    try:
+        found = concrete_search(mask, target, layers, _conditions_of(mask, target, extra=assume),
+                                _params_of(mask, target))
+    except Exception as exc:  # noqa: BLE001 - a program that cannot run decides nothing
+        return replace(v, verdict=UNKNOWN, counterexample=None, recheck=None, seconds=time.perf_counter() - start,
+                       reason=f"{why}; the concrete search stopped: {' '.join(str(exc).split())}")
+    if found is None:
+        return replace(v, verdict=UNKNOWN, counterexample=None, recheck=None, seconds=time.perf_counter() - start,
+                       reason=f"{why}; the concrete engine finds T realised at every n <= {SEARCH_UPTO} it ran")
+    cx, checked = found
+    what = "is not reached" if cx["lost"] else "is reached, outside T"
+    return replace(v, verdict=REFUTED, counterexample=cx, recheck=checked, seconds=time.perf_counter() - start,
+                   reason=f"at n = {cx['n']}: the pair ({cx['pair'][0]}, {cx['pair'][1]}) {what} within {layers} "
+                          f"layers (the concrete engine on the real program, by increasing n); {why}")
+
+
+SEARCH_UPTO = 64
+
+
+def concrete_search(mask, target, layers, conds, params):
+    """The smallest instance with n <= :data:`SEARCH_UPTO` (at most 4096 positions) where the REAL program does not
+    realise T: ``(counterexample, re-check)``, the re-check by :func:`theory.synthesis.realises`; else None."""
+    import numpy as np
+
+    from hasse.solvers.symbolic.claims.concrete import _small_instances
+    from hasse.solvers.symbolic.recheck import mask_grid
+    from hasse.theory.reach import reach
+    from hasse.theory.synthesis import realises
+    from hasse.theory.verdicts import disagreement
+
+    for n, ps in _small_instances(mask, conds, SEARCH_UPTO, params, limit=4 * SEARCH_UPTO):
+        size = mask.size_at(n, **{p: v for p, v in ps.items() if p in mask.params})
+        if size > 4096:
+            return None
+        m = np.asarray(mask_grid(mask, n, ps), dtype=bool)
+        t = np.asarray(mask_grid(target, n, ps), dtype=bool) | np.eye(size, dtype=bool)
+        bad = np.argwhere(np.asarray(reach(m, layers), dtype=bool) != t)
+        if bad.size:
+            pair = [int(x) for x in bad[0]]
+            cx = {"n": n, "params": ps, "pair": pair, "lost": bool(t[tuple(pair)])}
+            return cx, ("confirmed" if not realises(m, t, layers) else
+                        disagreement(f"the concrete engine finds the mask realising the target at n = {n}"))
+    return None
