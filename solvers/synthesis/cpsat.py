@@ -43,9 +43,9 @@ import time
 import numpy as np
 
 from hasse.solvers.synthesis.exact import twin_classes
-from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
+from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
 from hasse.theory.errors import InputError
-from hasse.theory.synthesis import (BLOCK, check_target, dense_mask, necessary_pairs, pair_cost, realises,
+from hasse.theory.synthesis import (BLOCK, dense_mask, necessary_pairs, pair_cost, realises,
                                     tile_cost, tile_counts, tiles_of)
 
 MAX_N = 64  # the model has about n^3 L literals
@@ -204,15 +204,8 @@ def minimum_cpsat(target, layers: int, cost: str = "pairs", block: int = BLOCK, 
     (4, 'optimal', 4, 'cp-sat')
     """
     start = time.perf_counter()
-    target = check_target(target)
-    check_cost(cost, block)
-    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
-        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    target, layers = check_request(target, layers, cost, block, timeout, MAX_N, "the exact optimiser (CP-SAT)")
     n = target.shape[0]
-    if n > MAX_N:
-        raise InputError(f"the exact optimiser (CP-SAT) reaches n <= {MAX_N}, got n = {n}")
     threads = _workers(workers)
     from ortools.sat.python import cp_model
     enc = _Model(target, int(layers))

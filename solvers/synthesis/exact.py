@@ -34,9 +34,8 @@ import time
 import numpy as np
 import z3
 
-from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
-from hasse.theory.errors import InputError
-from hasse.theory.synthesis import (BLOCK, check_target, dense_mask, necessary_pairs, pair_cost, realises,
+from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
+from hasse.theory.synthesis import (BLOCK, dense_mask, necessary_pairs, pair_cost, realises,
                                     tile_cost, tile_counts, tiles_of)
 
 MAX_N = 64  # the encoding has about n^3 L clauses
@@ -171,15 +170,8 @@ def minimum(target, layers: int, cost: str = "pairs", timeout: float | None = No
     (4, 'optimal', 4)
     """
     start = time.perf_counter()
-    target = check_target(target)
-    check_cost(cost, block)
-    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
-        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    target, layers = check_request(target, layers, cost, block, timeout, MAX_N, "the exact optimiser")
     n = target.shape[0]
-    if n > MAX_N:
-        raise InputError(f"the exact optimiser reaches n <= {MAX_N}, got n = {n}")
     enc = _Encoding(target, int(layers))
     opt = z3.Optimize()
     if timeout is not None:

@@ -42,9 +42,8 @@ import time
 import numpy as np
 
 from hasse.solvers.synthesis.bounds import pair_bound
-from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
-from hasse.theory.errors import InputError
-from hasse.theory.synthesis import (BLOCK, check_target, necessary_pairs, pair_cost, realises, tile_cost,
+from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
+from hasse.theory.synthesis import (BLOCK, necessary_pairs, pair_cost, realises, tile_cost,
                                     tile_counts, tiles_of)
 
 MAX_N = 4096
@@ -284,15 +283,8 @@ def heuristic(target, layers: int, cost: str = "pairs", block: int = BLOCK, time
     ('heuristic', True, True)
     """
     start = time.perf_counter()
-    target = check_target(target)
-    check_cost(cost, block)
-    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
-        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    target, layers = check_request(target, layers, cost, block, timeout, MAX_N, "the heuristic")
     n = target.shape[0]
-    if n > MAX_N:
-        raise InputError(f"the heuristic reaches n <= {MAX_N}, got n = {n}")
     layers = int(layers)
     depth = max(1, min(layers, n - 1))
     deadline = math.inf if timeout is None else start + timeout

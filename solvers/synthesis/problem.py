@@ -83,6 +83,29 @@ def check_cost(cost: str, block: int) -> None:
         raise InputError(f"block must be an integer >= 1, got {block!r}")
 
 
+def check_request(target, layers, cost: str, block: int, timeout, max_n: int | None = None,
+                  who: str = "") -> tuple[np.ndarray, int]:
+    """The checks every optimiser makes first: the target (``check_target``), ``layers >= 1``, the cost and
+    block, ``timeout > 0`` (or None) and ``n <= max_n`` (None: any n); returns the target as bool and ``layers`` as int.
+
+    >>> check_request([[1, 0], [1, 1]], 2, "pairs", 2, None, 6, "the brute force")[1]
+    2
+    >>> check_request([[1]], 0, "pairs", 2, None, 6, "the brute force")
+    Traceback (most recent call last):
+    ...
+    hasse.theory.errors.InputError: layers must be an integer >= 1, got 0
+    """
+    target = check_target(target)
+    check_cost(cost, block)
+    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
+        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
+    if timeout is not None and not timeout > 0:
+        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    if max_n is not None and target.shape[0] > max_n:
+        raise InputError(f"{who} reaches n <= {max_n}, got n = {target.shape[0]}")
+    return target, int(layers)
+
+
 def _powers_equal(masks: np.ndarray, target: np.ndarray, layers: int) -> np.ndarray:
     """``(B,)`` bool: ``(M_b or I)^layers == T`` for each of the masks ``(B, n, n)``."""
     n = target.shape[0]

@@ -31,9 +31,8 @@ import numpy as np
 
 from hasse.solvers.synthesis import cpsat
 from hasse.solvers.synthesis.heuristic import heuristic
-from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
-from hasse.theory.errors import InputError
-from hasse.theory.synthesis import BLOCK, check_target, realises, tile_counts
+from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
+from hasse.theory.synthesis import BLOCK, realises, tile_counts
 
 EXACT_N = 8  # orders at or below this size are synthesised exactly (CP-SAT)
 LOCAL_TRIES = 24  # swaps the local search tries at most
@@ -114,12 +113,7 @@ def relabel(target, layers: int, cost: str = "tiles", block: int = BLOCK, timeou
     (8, 6, 'components', (0, 2, 4, 6, 8, 10, 12, 14))
     """
     start = time.perf_counter()
-    target = check_target(target)
-    check_cost(cost, block)
-    if isinstance(layers, bool) or not isinstance(layers, (int, np.integer)) or layers < 1:
-        raise InputError(f"layers must be an integer >= 1, got {layers!r}")
-    if timeout is not None and not timeout > 0:
-        raise InputError(f"timeout must be > 0 seconds, got {timeout!r}")
+    target, layers = check_request(target, layers, cost, block, timeout)
     deadline = math.inf if timeout is None else start + timeout
     n = target.shape[0]
 
