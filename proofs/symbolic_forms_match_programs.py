@@ -90,6 +90,11 @@ def values_of(name: str, m: int) -> list[dict]:
         return [{"prefix": p} for p in range(0, m + 2)]
     if name in ("block_causal", "bd3lm", "block_two_stream", "block_two_stream:variant=clique"):
         return [{"block": b} for b in range(1, m + 2)]
+    if name in ("sparse_causal", "sparse_butterfly"):
+        return [{"layers": layers, "tile": tile} for layers in (1, 2, 3) for tile in (0, 2)]
+    if name == "sparse_block_two_stream":
+        return [{"block": b, "layers": layers, "tile": tile} for b in range(1, m + 2) for layers in (1, 2, 3)
+                for tile in (0, 2)]
     if name in ("chunked", "recurrent"):
         return [{"chunk": c} for c in range(0, m + 2)]
     if name == "conv":
