@@ -119,6 +119,11 @@ def test_a_formula_target_writes_a_mask_mod_that_realises(capsys, tmp_path):
     mask = np.broadcast_to(np.asarray(module.mask_mod(0, 0, q, k), dtype=bool), (64, 64))
     t = limit_of("causal:n=64")
     assert realises(mask, t, 2) and mask.sum() - 64 < t.sum() - 64
+    # the command the report prints proves the file as written, for every n
+    hint = next(line for line in out.splitlines() if "prove the file as written" in line)
+    argv = hint.split("hasse ", 1)[1].split()
+    code, proved, err = run(capsys, *argv)
+    assert code == 0 and "PROVED" in proved, (proved, err)
 
 
 def test_butterfly_tiles_beside_the_dense_and_the_gpu_check(capsys):

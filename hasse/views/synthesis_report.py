@@ -87,8 +87,22 @@ def report(design: Design, label: str, written: list[str] = (), *, ascii: bool =
     if n <= MATRIX_VIEW:
         lines += ["", "the mask as written (M or I); light cells: pairs of T it reaches in more hops",
                   matrix_view(d.kernel_mask, reach=d.target, ascii=ascii)]
-    lines += [f"{what} written to {path}" for what, path in written]
+    for what, path in written:
+        lines.append(f"{what} written to {path}")
+        if what == "mask_mod" and d.formula is not None:
+            lines.append(_prove_hint(d.formula, path))
     return "\n".join(lines)
+
+
+def _prove_hint(formula, path: str) -> str:
+    """How to prove the file as written: the causal formula is size-free (its file, for every n); the others
+    bake their size in, so their formula is proved for every n through the catalogue spec."""
+    if formula.target_spec.startswith("causal:"):
+        return (f"  prove the file as written, for every n: hasse prove-mask {path}:mask_mod --claim realises "
+                f"--target causal --layers {formula.layers} --witness {path}:witness")
+    spec = ",".join(p for p in formula.spec.split(":", 1)[1].split(",") if not p.startswith("n="))
+    return (f"  the file is {formula.spec} at this size; for every n: hasse prove-mask "
+            f"{formula.spec.split(':')[0]}:{spec} --claim realises")
 
 
 def design_json(design: Design) -> dict:
