@@ -22,6 +22,7 @@ FIGURES: dict[str, list[str]] = {
     "sliding_window4096.png": ["analyze", "sliding_window:n=4096,window=8"],
     "butterfly1024.png": ["analyze", "butterfly:n=1024"],
     "leak_packed_window.png": ["leak", "bad_packed_window:lengths=200+200,window=16"],
+    "synthesis.png": ["synthesize", "butterfly:n=8", "--layers", "2", "--no-gpu-check"],
 }
 
 
