@@ -136,6 +136,7 @@ WHEEL_COMMANDS = [
     (["prove-mask", "causal", "--claim", "dense"], 0),
     (["equiv", "causal", "causal"], 0),
     (["catalog"], 0),
+    (["synthesize", "causal:n=16", "--layers", "2", "--no-gpu-check"], 0),  # a formula, its all-n proof
     (["audit", "--help"], 0),
     (["gpu-check", "--help"], 0),
     (["certificate", "--help"], 0),
