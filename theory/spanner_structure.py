@@ -169,7 +169,7 @@ def _shape(order: np.ndarray) -> tuple[str, Callable[[int], Construction], np.nd
     grid = grid_coordinates(order)
     if grid is not None:
         a, b, index = grid
-        return f"product of chains {a} x {b} of", lambda d: relabel(chain_product(a, b, d), np.argsort(index)), None
+        return f"product of chains {a} x {b}", lambda d: relabel(chain_product(a, b, d), np.argsort(index)), None
     return None
 
 
