@@ -147,6 +147,12 @@ def transpose(c: Construction) -> Construction:
     return Construction(c.mask.T.copy(), c.target.T.copy(), c.depth, lambda q, k: c.witness(k, q)[::-1])
 
 
+def _has_forests() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("hasse.theory.tree_spanners") is not None
+
+
 def _forest(parent: np.ndarray, depth: int) -> Construction:
     from hasse.theory.tree_spanners import forest
 
@@ -160,12 +166,13 @@ def _shape(order: np.ndarray) -> tuple[str, Callable[[int], Construction], np.nd
     if is_chain(order):
         rank = np.argsort(np.argsort(order.sum(axis=1), kind="stable"), kind="stable")
         return "chain", lambda d: relabel(chain(m, d), np.argsort(rank)), rank
-    parent = forest_parent(order)
-    if parent is not None:
-        return "forest", lambda d: _forest(parent, d), None
-    parent = forest_parent(order.T)
-    if parent is not None:
-        return "reversed forest", lambda d: transpose(_forest(parent, d)), None
+    if _has_forests():
+        parent = forest_parent(order)
+        if parent is not None:
+            return "forest", lambda d: _forest(parent, d), None
+        parent = forest_parent(order.T)
+        if parent is not None:
+            return "reversed forest", lambda d: transpose(_forest(parent, d)), None
     grid = grid_coordinates(order)
     if grid is not None:
         a, b, index = grid

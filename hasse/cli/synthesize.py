@@ -39,8 +39,15 @@ methods (the cheapest candidate by the cost is chosen; the others are reported):
   formula    a closed formula for causal, Butterfly, Block Two-Stream, ... whose
              target equals T: proved for every n by `hasse prove-mask --claim
              realises`; --out FILE.py writes it as a FlexAttention mask_mod
-  heuristic  beyond the exact limit when no formula applies: a realising mask
-             and a proved lower bound (the LP relaxation, or the necessary pairs)
+  construction
+             a mask built from the target's structure at any n: its classes and
+             components (packed documents), each a chain of classes (causal,
+             block_causal, prefix_lm, chunked, bidirectional), a forest (tree
+             masks) or a product of two chains; checked at this n (realises, and
+             every pair's witness walk up to 300,000 pairs), not proved for every n
+  heuristic  beyond the exact limit when no formula applies and no construction
+             does (or n <= 128, where it may be cheaper): a realising mask and a
+             proved lower bound (the LP relaxation, or the necessary pairs)
 
 Every mask is re-checked by the concrete engine ((M or I)^L == T), then three
 verdicts are given: leak (nothing outside T at any depth; a task's labels, with
@@ -66,7 +73,7 @@ examples:
   hasse synthesize target.npy --layers 3 --cost tiles --block 2 --relabel --out m.npy
   hasse synthesize butterfly:n=8 --layers 2 --png synthesis.png
 
-exit status: 0 a design (optimal, formula or heuristic); 3 unknown (the exact
+exit status: 0 a design (optimal, formula, construction or heuristic); 3 unknown (the exact
 search ran out of --timeout; the best mask is still written); 1 a verdict failed
 (a bug of the kit); 2 bad input.
 """

@@ -51,6 +51,7 @@ def report(design: Design, label: str, written: list[str] = (), *, ascii: bool =
     lines = [f"target {label}: n = {n} positions, {d.dense_pairs:,} off-diagonal pairs (its dense mask), "
              f"depth budget L = {d.layers}"]
     how = {"optimal": "the exact optimum", "formula": "a closed formula (every n)",
+           "construction": "a construction from the target's structure (checked at this n)",
            "heuristic": "the heuristic", "unknown": "UNKNOWN: the exact search ran out of time; the best mask found"}
     cost_text = f"{d.cost:,} {'pairs' if d.kind == 'pairs' else f'non-empty {d.block} x {d.block} tiles'}"
     lines.append(f"design: {how[d.method]} ({d.engine}); cost {cost_text}, of M (no diagonal)")
@@ -59,6 +60,8 @@ def report(design: Design, label: str, written: list[str] = (), *, ascii: bool =
     lines.append(f"  {bound}; {verdict}; {d.seconds:.2f} s")
     if d.formula is not None:
         lines.append(f"  formula: {d.formula.spec} (target {d.formula.target_spec}, its own depth {d.formula.layers})")
+    if d.structure is not None:
+        lines.append(f"  structure: {d.structure}")
     others = [c for c in d.candidates if not (c.method == d.method and c.engine == d.engine
                                               and c.spec == getattr(d.formula, "spec", None))]
     for c in others:
@@ -127,6 +130,7 @@ def design_json(design: Design) -> dict:
         "kernel_pairs": d.pairs + d.n, "kernel_tiles": tiles(d.kernel_tiles),
         "dense": {"pairs": d.dense_pairs, "tiles": tiles(d.dense_tiles)}, "depth": d.depth,
         "formula": None if f is None else {"spec": f.spec, "target_spec": f.target_spec, "layers": int(f.layers)},
+        "structure": d.structure,
         "permutation": None if d.permutation is None else list(d.permutation), "tiles_before": d.tiles_before,
         "handmade": handmade, "candidates": [c.to_json() for c in d.candidates],
         "verdicts": [v.to_json() for v in d.verdicts],

@@ -6,14 +6,18 @@ realise the target ``T`` within ``L`` layers (``(M or I)^L == T``,
 
 - **formula**: every closed formula whose target equals ``T`` (``theory.spanner_formulas.
   formula_designs``: masks proved for every ``n`` by ``hasse prove-mask --claim realises``);
+- **construction**: a sparse mask built from the target's recognised structure (``theory.spanner_structure.
+  structured``: unions of chains of classes, forests, products of two chains), at any ``n``, re-checked here by
+  ``realises`` and, up to ``WITNESS_MAX_PAIRS`` pairs, by its witness walk pair by pair (at this ``n`` only);
 - **exact**: for ``n <= exact_max_n`` the optimum (``solvers.synthesis.optimise``: CP-SAT, or
   Z3's ``minimum``), status optimal or, when ``timeout`` ends the search, unknown with the
   best mask and the gap;
-- **heuristic**: beyond that size when no formula applies (``solvers.synthesis.heuristic``),
+- **heuristic**: beyond that size when no formula applies, and either no construction does or
+  ``n <= HEURISTIC_MAX_N`` (where it may beat the construction) (``solvers.synthesis.heuristic``),
   a realising mask with a proved lower bound.
 
 The cheapest by the requested cost is chosen (on ``M``, the mask without its diagonal; ties:
-a proved optimum first, then a formula); the others stay in :attr:`Design.candidates`. The
+a proved optimum first, then a formula, then a construction); the others stay in :attr:`Design.candidates`. The
 chosen mask is re-checked here by :func:`~hasse.theory.synthesis.realises` (a failure is a
 :class:`SynthesisBug`), and two verdicts are computed on the mask as a kernel gets it
 (``M or I``): ``leak`` (the concrete engine: nothing outside ``T`` at any depth, and, with a
@@ -35,9 +39,12 @@ from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_cost
 from hasse.theory.errors import InputError
 from hasse.theory.reach import reach
 from hasse.theory.spanner_formulas import chain_cover_bound, formula_designs
+from hasse.theory.spanner_structure import bad_witness, structured
 from hasse.theory.synthesis import BLOCK, check_target, necessary_pairs, pair_cost, realises, tile_cost, tile_counts
 
-METHODS = ("optimal", "formula", "heuristic", "unknown")
+METHODS = ("optimal", "formula", "construction", "heuristic", "unknown")
+HEURISTIC_MAX_N = 128  # up to here the heuristic runs beside a construction (it may be cheaper)
+WITNESS_MAX_PAIRS = 300_000  # a construction's witness walks are checked pair by pair up to this many pairs of T
 
 
 @dataclass(frozen=True)
@@ -72,7 +79,7 @@ class Design:
     layers: int
     kind: str  # the cost: pairs | tiles
     block: int
-    method: str  # optimal | formula | heuristic | unknown
+    method: str  # optimal | formula | construction | heuristic | unknown
     mask: np.ndarray
     kernel_mask: np.ndarray
     cost: int
@@ -93,6 +100,8 @@ class Design:
     candidates: tuple[Candidate, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
     timed_out: bool = False  # the exact search was cut by the timeout
+    structure: str | None = None  # the recognised structure when a construction was chosen
+    witness_checked: bool = False  # a construction's witness walks were verified pair by pair
 
     @property
     def n(self) -> int:
@@ -135,6 +144,16 @@ def convergence_depth(mask: np.ndarray, target: np.ndarray, layers: int) -> int:
         if np.array_equal(reach(mask, depth), target):
             return depth
     return layers
+
+
+def construction_verdict(design: Design) -> Verdict:
+    """The prove-mask verdict of a construction: its witness walks checked at this ``n`` (not a proof for every n)."""
+    if design.witness_checked:
+        return Verdict("prove-mask", "pass", f"checked at this n: every pair's witness walk verified ({design.n} "
+                                             "positions; a construction, not proved for every n)")
+    return Verdict("prove-mask", "not-run", f"not run: a construction; realises checked at this n by the concrete "
+                                            f"engine only (over {WITNESS_MAX_PAIRS:,} pairs: the witness walks are not "
+                                            "checked one by one)")
 
 
 def _exact(target, layers, kind, block, timeout) -> tuple[Synthesis, str, str]:
@@ -204,6 +223,7 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
 
     limit = EXACT_MAX_N if exact_max_n is None else int(exact_max_n)
     formulas = _formulas(target, layers, cost, block)
+    built = structured(target, layers)
     arrays: list[tuple[Synthesis, str, str, str]] = []  # (synthesis, engine, bound_how, method)
     permutation = tiles_before = None
     timed_out = False
@@ -221,13 +241,13 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         s, engine, how = _exact(target, layers, cost, block, timeout)
         timed_out = s.status != "optimal"
         arrays.append((s, engine, how, _method_of(s)))
-    elif not formulas:
+    elif not formulas and (built is None or n <= HEURISTIC_MAX_N):
         say(f"heuristic: n = {n}, {layers} layer(s), cost {cost} ...")
         arrays.append((*_heuristic(target, layers, cost, block, timeout), "heuristic"))
     candidates: list[tuple[int, int, Candidate, object]] = []  # (cost, rank, candidate, payload)
     floor = floor_of(target, layers, cost, block)
     bounds = []
-    rank = {"optimal": 0, "formula": 1, "unknown": 2, "heuristic": 3}
+    rank = {"optimal": 0, "formula": 1, "construction": 2, "unknown": 3, "heuristic": 4}
     for s, engine, how, method in arrays:
         c = _array_candidate(s, engine, method, cost, block)
         candidates.append((c.cost, rank[method], c, s))
@@ -245,19 +265,30 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         c = Candidate("formula", "formula", cost_of(m, cost, block), None, pair_cost(m), tile_cost(m, block), 0.0,
                       f.spec)
         candidates.append((c.cost, rank["formula"], c, f))
+    if built is not None:
+        m = built.construction.mask
+        c = Candidate("construction", "structure", cost_of(m, cost, block), None, pair_cost(m), tile_cost(m, block),
+                      0.0)
+        candidates.append((c.cost, rank["construction"], c, built))
     if not candidates:
         raise SynthesisBug("no candidate mask (the exact search, the heuristic or a formula always gives one)")
     candidates.sort(key=lambda item: (item[0], item[1]))
     _, _, chosen, payload = candidates[0]
     target_used = target if permutation is None else target[np.ix_(permutation, permutation)]
     formula = payload if chosen.method == "formula" else None
-    mask = (np.asarray(payload.mask, dtype=bool) & ~eye) if formula is not None else (payload.mask & ~eye)
-    if formula is not None:
-        target_used, permutation, tiles_before = target, None, None  # a formula is in the order given
+    construction = payload.construction if chosen.method == "construction" else None
+    mask = np.asarray((payload if construction is None else construction).mask, dtype=bool) & ~eye
+    if formula is not None or construction is not None:
+        target_used, permutation, tiles_before = target, None, None  # in the order given
     if not realises(mask, target_used, layers):
         raise SynthesisBug(f"the {chosen.method} mask ({chosen.engine}) does not realise the target "
                            f"(n = {n}, layers = {layers})")
     lower, how = max(bounds, key=lambda b: b[0]) if bounds else (0, "none")
+    checked = construction is not None and int(target.sum()) <= WITNESS_MAX_PAIRS
+    bad = bad_witness(construction, target) if checked else None
+    if bad is not None:
+        raise SynthesisBug(f"the construction's witness walk of pair {bad} is not a walk of M or I within {layers} "
+                           f"layer(s) (n = {n})")
     lower = min(lower, chosen.cost)
     method = chosen.method
     if method == "unknown" and lower == chosen.cost:
@@ -271,7 +302,9 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         dense_pairs=pair_cost(dense), dense_tiles=tile_cost(target, block),
         depth=convergence_depth(mask, target_used, layers), formula=formula, permutation=permutation,
         tiles_before=tiles_before, handmade=_handmade(target, layers, block),
-        candidates=tuple(c for _, _, c, _ in candidates), timed_out=timed_out)
+        candidates=tuple(c for _, _, c, _ in candidates), timed_out=timed_out,
+        structure=None if construction is None else payload.description, witness_checked=checked)
     say("checking the design: leaks, and its all-n proof ...")
-    verdicts = (leak_verdict(design, task), prove_verdict(design, timeout))
+    proof = construction_verdict(design) if construction is not None else prove_verdict(design, timeout)
+    verdicts = (leak_verdict(design, task), proof)
     return replace(design, verdicts=verdicts, seconds=time.perf_counter() - start)
