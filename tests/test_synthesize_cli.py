@@ -224,3 +224,53 @@ def test_the_gpu_verdict_fails_when_real_layers_miss_a_pair_of_t():
     assert gpu_verdict(doctored(), "cpu").status == "pass"
     assert gpu_verdict(doctored(drop_pair=True), "cpu").status == "fail"  # R(L) != T, though observed == R(L)
     assert gpu_verdict(doctored(extra_pair=True), "cpu").status == "fail"
+
+
+def test_block_causal_at_256_is_a_construction_or_a_formula_and_the_written_mask_realises(capsys, tmp_path):
+    from tests.cli_run import schema_problems
+
+    out_path = tmp_path / "m.npy"
+    code, out, err = synth(capsys, "block_causal:n=256,block=16", 2, "--json", "--out", out_path)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["method"] in ("construction", "formula") and not schema_problems("synthesize", data)
+    written = np.load(out_path)
+    assert realises(written & ~np.eye(256, dtype=bool), limit_of("block_causal:n=256,block=16"), 2)
+    assert data["pairs"] <= 1088  # the block centres of theory.spanners.block_causal
+    if data["method"] == "construction":
+        assert data["structure"].startswith("chain of 16 classes (16+16+16+16+")
+        proof = next(v for v in data["verdicts"] if v["name"] == "prove-mask")
+        assert proof["status"] == "pass" and proof["line"].startswith("checked at this n")
+
+
+def test_a_shuffled_product_of_chains_gets_a_construction(capsys, tmp_path):
+    i, j = np.divmod(np.arange(144), 12)
+    grid = (i[None, :] <= i[:, None]) & (j[None, :] <= j[:, None])
+    perm = np.random.default_rng(5).permutation(144)
+    target = grid[np.ix_(perm, perm)]
+    path, out_path = tmp_path / "grid.npy", tmp_path / "m.npy"
+    np.save(path, target)
+    code, out, err = synth(capsys, path, 3, "--json", "--out", out_path)
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["method"] == "construction" and data["structure"] == "product of chains 12 x 12 of 144 positions"
+    assert realises(np.load(out_path) & ~np.eye(144, dtype=bool), target, 3)
+    assert data["pairs"] < data["dense"]["pairs"]
+
+
+def test_a_construction_whose_witness_walk_fails_is_a_synthesis_bug(monkeypatch):
+    from dataclasses import replace
+
+    from hasse.solvers.synthesis import design as design_module
+    from hasse.solvers.synthesis.problem import SynthesisBug
+    from hasse.theory.spanner_structure import structured
+
+    cls = np.repeat(np.arange(40), [3, 1, 4, 1, 5, 9, 2, 6] * 5)  # 155 positions: no formula, no heuristic run
+    perm = np.random.default_rng(2).permutation(len(cls))
+    target = (cls[None, :] <= cls[:, None])[np.ix_(perm, perm)]
+    assert design_module.synthesize(target, 3).method == "construction"
+    real = structured(target, 3)
+    lying = replace(real, construction=replace(real.construction, witness=lambda q, k: []))  # "direct edges"
+    monkeypatch.setattr(design_module, "structured", lambda t, layers: lying)
+    with pytest.raises(SynthesisBug, match="witness walk"):
+        design_module.synthesize(target, 3)
