@@ -95,6 +95,14 @@ def values_of(name: str, m: int) -> list[dict]:
     if name == "sparse_block_two_stream":
         return [{"block": b, "layers": layers, "tile": tile} for b in range(1, m + 2) for layers in (1, 2, 3)
                 for tile in (0, 2)]
+    if name == "sparse_block_causal":
+        return [{"block": b, "layers": layers, "units": u} for b in range(1, m + 2) for layers in (1, 2, 3)
+                for u in (0, 2)]
+    if name == "sparse_chunked":
+        return [{"chunk": c, "layers": layers, "tile": tile} for c in range(1, m + 2) for layers in (1, 2, 3)
+                for tile in (0, 2)]
+    if name == "sparse_prefix_lm":
+        return [{"prefix": p, "layers": layers} for p in range(0, m + 1) for layers in (1, 2, 3)]
     if name in ("chunked", "recurrent"):
         return [{"chunk": c} for c in range(0, m + 2)]
     if name == "conv":

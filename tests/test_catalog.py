@@ -274,6 +274,36 @@ EXPECTED = {
             [0, 0, 1, 1],
         ],
     ),
+    # half stars: r_0 = 0 and r_1 = 2 attend their blocks, r_1 block 0 (chain edge (1, 0)), 3 attends r_1 and r_0
+    "sparse_block_causal:n=4,block=2,layers=2,units=0": (
+        ("0", "1", "2", "3"),
+        [
+            [1, 1, 0, 0],
+            [1, 1, 0, 0],
+            [1, 1, 1, 1],
+            [1, 0, 1, 1],
+        ],
+    ),
+    # the chain on the offsets of each chunk (two positions: the chunk's own causal rows)
+    "sparse_chunked:n=4,chunk=2,layers=2,tile=0": (
+        ("0", "1", "2", "3"),
+        [
+            [1, 0, 0, 0],
+            [1, 1, 0, 0],
+            [0, 0, 1, 0],
+            [0, 0, 1, 1],
+        ],
+    ),
+    # chain indices 0, 0, 1, 2: the prefix a star through 0; 2 and 3 attend the prefix (chain edges (1, 0), (2, 0))
+    "sparse_prefix_lm:n=4,prefix=2,layers=2": (
+        ("0", "1", "2", "3"),
+        [
+            [1, 1, 0, 0],
+            [1, 1, 0, 0],
+            [1, 1, 1, 0],
+            [1, 1, 1, 1],
+        ],
+    ),
 }
 
 
@@ -313,6 +343,9 @@ def test_mask_entries_order():
         "sparse_causal",
         "sparse_butterfly",
         "sparse_block_two_stream",
+        "sparse_block_causal",
+        "sparse_chunked",
+        "sparse_prefix_lm",
     ]
 
 

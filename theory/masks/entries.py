@@ -23,6 +23,7 @@ from hasse.theory.masks import (
     document,
     prefix_lm,
     sliding_window,
+    sparse_chains,
     sparse_spanners,
     tree,
     xlnet,
@@ -44,6 +45,7 @@ MASK_ENTRIES: tuple[Entry, ...] = (  # catalogue order
     block_two_stream.ENTRY,
     butterfly.ENTRY,
     *sparse_spanners.ENTRIES,
+    *sparse_chains.ENTRIES,
 )
 
 for _entry in MASK_ENTRIES:

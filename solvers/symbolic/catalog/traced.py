@@ -26,6 +26,7 @@ from hasse.theory.masks.chunked import make_chunked
 from hasse.theory.masks.convolution import make_convolution
 from hasse.theory.masks.prefix_lm import make_prefix_lm
 from hasse.theory.masks.sliding_window import make_sliding_window, make_sliding_window_distance
+from hasse.theory.masks.sparse_chains import make_sparse_block_causal, make_sparse_chunked, make_sparse_prefix_lm
 from hasse.theory.masks.sparse_spanners import make_sparse_block_two_stream, make_sparse_butterfly, make_sparse_causal
 from hasse.theory.params import require_block, require_non_negative, require_positive
 
@@ -107,6 +108,19 @@ def _sparse_block_two_stream(n, block, layers, tile):
     return make_sparse_block_two_stream(n, block, layers, tile)
 
 
+def _sparse_block_causal(n, block, layers, units):
+    n, block = require_block(n, block)
+    return make_sparse_block_causal(block, layers, units)
+
+
+def _sparse_chunked(n, chunk, layers, tile):
+    return make_sparse_chunked(chunk, layers, tile)
+
+
+def _sparse_prefix_lm(n, prefix, layers):
+    return make_sparse_prefix_lm(prefix, layers)
+
+
 # name -> (factory, integer parameters, size(n, **p), streams(n, **p), extra conditions(n, **p))
 _TRACED: dict[str, tuple] = {
     "causal": (_causal, (), None, None, None),
@@ -128,13 +142,17 @@ _TRACED: dict[str, tuple] = {
     "sparse_block_two_stream": (_sparse_block_two_stream, ("block", "layers", "tile"),
                                 lambda n, block, layers, tile: 2 * n - block,
                                 lambda n, block, layers, tile: (("C", 0), ("Q", n - block)), None),
+    "sparse_block_causal": (_sparse_block_causal, ("block", "layers", "units"), None, None, None),
+    "sparse_chunked": (_sparse_chunked, ("chunk", "layers", "tile"), None, None, None),
+    "sparse_prefix_lm": (_sparse_prefix_lm, ("prefix", "layers"), None, None,
+                         lambda n, prefix, layers: [prefix <= n]),
 }
 
 
 # concrete checks of a given value (the builder's own; relations between two given values below)
 _CHECK = {"n": require_positive, "window": require_positive, "d": require_non_negative, "block": require_positive,
           "chunk": require_positive, "prefix": require_non_negative, "width": require_positive,
-          "layers": require_positive, "tile": require_non_negative}
+          "layers": require_positive, "tile": require_non_negative, "units": require_non_negative}
 
 
 _CHECK_OF = {("recurrent", "chunk"): require_non_negative}

@@ -42,7 +42,9 @@ import z3
 from hasse.theory.verdicts import PROVED
 
 # (module, rule function, walk function): the walk's lemma is proved against the rule
-COMPONENTS = (("hasse.theory.masks.sparse_spanners", "chain_rule", "hasse.theory.spanner_formulas", "chain_path"),)
+COMPONENTS = (("hasse.theory.masks.sparse_spanners", "chain_rule", "hasse.theory.spanner_formulas", "chain_path"),
+              # the same two functions, imported by name where theory.masks.sparse_chains and its walks call them
+              ("hasse.theory.masks.sparse_chains", "chain_rule", "hasse.theory.chain_formulas", "chain_path"))
 DIRECT = ("sparse_causal",)  # its mask is the chain formula itself (its proof is the lemma's D+): proved directly
 POSITIVE = (0, 2 ** 31 - 1)
 NEGATIVE = (-2 ** 32, -1)
