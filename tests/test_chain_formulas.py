@@ -114,3 +114,16 @@ def test_a_planted_bug_is_refuted_at_the_smallest_n(tmp_path):
     verdict = prove_realises(mask, symbolic_mask("block_causal:block=2"), 2, None, timeout=60)
     assert verdict.verdict == "refuted"
     assert verdict.counterexample["n"] == 6
+
+
+def test_the_printed_command_proves_the_written_file(tmp_path, capsys):
+    from hasse.views.synthesis_report import _prove_hint
+    from tests.cli_run import run
+
+    design = formula_designs(build_mask("block_causal:n=64,block=8").matrix, 2, "pairs", 16)[0]
+    path = tmp_path / "m.py"
+    path.write_text(design.source())
+    hint = _prove_hint(design, str(path))
+    assert "prove the file as written" in hint and "--target block_causal:block=8 " in hint
+    code, out, err = run(capsys, *hint.split("hasse ", 1)[1].split())
+    assert code == 0 and "PROVED" in out, (out, err)

@@ -98,11 +98,14 @@ def report(design: Design, label: str, written: list[str] = (), *, ascii: bool =
 
 
 def _prove_hint(formula, path: str) -> str:
-    """How to prove the file as written: the causal formula is size-free (its file, for every n); the others
-    bake their size in, so their formula is proved for every n through the catalogue spec."""
-    if formula.target_spec.startswith("causal:"):
+    """How to prove the file as written: the causal, block-causal, chunked and prefix-LM formulas are size-free
+    (their file, for every n, against the target without n); the others bake their size in, so their formula is
+    proved for every n through the catalogue spec."""
+    name, _, given = formula.target_spec.partition(":")
+    if name in ("causal", "block_causal", "chunked", "prefix_lm"):
+        rest = ",".join(p for p in given.split(",") if not p.startswith("n="))
         return (f"  prove the file as written, for every n: hasse prove-mask {path}:mask_mod --claim realises "
-                f"--target causal --layers {formula.layers} --witness {path}:witness")
+                f"--target {name + (':' + rest if rest else '')} --layers {formula.layers} --witness {path}:witness")
     spec = ",".join(p for p in formula.spec.split(":", 1)[1].split(",") if not p.startswith("n="))
     return (f"  the file is {formula.spec} at this size; for every n: hasse prove-mask "
             f"{formula.spec.split(':')[0]}:{spec} --claim realises")
