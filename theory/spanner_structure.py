@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from hasse.theory.errors import InputError
-from hasse.theory.spanners import Construction, _centre_pairs, _walk, chain, chain_product, union
+from hasse.theory.spanners import Construction, _centre_pairs, _walk, centres, chain, chain_product, union
 
 
 @dataclass(frozen=True)
@@ -229,43 +229,6 @@ def lift(cc: Construction, cls: np.ndarray, first: np.ndarray, how: str, depth: 
         return _walk([k, int(first[ck])] + middle + [int(first[cq]), q])
 
     return Construction(mask, target, depth, witness)
-
-
-def centres(rank: np.ndarray, depth: int) -> Construction:
-    """The chain of classes ``rank`` (each position's class rank) within 2 hops: the first position ``h`` of the
-    middle class of ranks ``lo … hi-1`` attends ranks ``lo … mid``, ranks ``mid … hi-1`` attend ``h``, both halves
-    recursively (:func:`hasse.theory.spanners.block_causal`'s block centres, for classes of any sizes).
-
-    >>> centres(np.array([0, 0, 1, 1]), 2).pairs
-    6
-    """
-    n, m = len(rank), int(rank.max()) + 1
-    by_rank = np.argsort(rank, kind="stable")
-    start = np.searchsorted(rank[by_rank], np.arange(m + 1))
-    hub = by_rank[start[:-1]]
-    mask = np.zeros((n, n), dtype=bool)
-    todo = [(0, m)]
-    while todo:
-        lo, hi = todo.pop()
-        if lo < hi:
-            c = (lo + hi) // 2
-            mask[hub[c], by_rank[start[lo]:start[c + 1]]] = True
-            mask[by_rank[start[c]:start[hi]], hub[c]] = True
-            todo += [(lo, c), (c + 1, hi)]
-    np.fill_diagonal(mask, False)
-
-    def witness(q: int, k: int) -> list[int]:
-        lo, hi, rq, rk = 0, m, int(rank[q]), int(rank[k])
-        while True:
-            c = (lo + hi) // 2
-            if rq < c:
-                hi = c
-            elif rk > c:
-                lo = c + 1
-            else:
-                return _walk([k, int(hub[c]), q])
-
-    return Construction(mask, rank[None, :] <= rank[:, None], depth, witness)
 
 
 def _sizes_text(sizes) -> str:

@@ -243,7 +243,7 @@ def block_causal_pairs(n: int, block: int, depth: int) -> int:
 def block_causal(n: int, block: int, depth: int) -> Construction:
     """A mask realising ``T[q, k] = k // block <= q // block`` within ``depth`` layers.
 
-    The last block may be shorter than ``block``.
+    The last block may be shorter than ``block``. Block centres (:func:`centres`), or stars for ``L >= 3``.
 
     >>> c = block_causal(4, 2, 2)
     >>> c.pairs, c.witness(3, 0)
@@ -257,51 +257,51 @@ def block_causal(n: int, block: int, depth: int) -> Construction:
     target = blk[None, :] <= blk[:, None]
     sizes = _block_sizes(n, block)
     starts, nb = np.arange(0, n, block), len(sizes)
-    mask = np.zeros((n, n), dtype=bool)
     if depth == 1:
-        mask[:] = target
-        np.fill_diagonal(mask, False)
-        return Construction(mask, target, depth, lambda q, k: [])
-    stars = depth >= 3 and 2 * (n - nb) + _plan(depth - 2, nb)[0] < _centre_pairs(sizes)
-    if stars:
-        first = starts[blk]
-        mask[first, np.arange(n)] = True  # the first position attends its block
-        mask[np.arange(n), first] = True  # the block attends its first position
+        return Construction(target & ~np.eye(n, dtype=bool), target, depth, lambda q, k: [])
+    if depth >= 3 and 2 * (n - nb) + _plan(depth - 2, nb)[0] < _centre_pairs(sizes):
+        first, mask = starts[blk], np.zeros((n, n), dtype=bool)
+        mask[first, np.arange(n)] = mask[np.arange(n), first] = True  # the first position and its block, both ways
         q, k = _chain_edges(depth - 2, nb)
         mask[starts[q], starts[k]] = True
         np.fill_diagonal(mask, False)
 
         def witness(qq: int, kk: int) -> list[int]:
             middle = _chain_witness(depth - 2, nb, int(blk[qq]), int(blk[kk])) if blk[kk] < blk[qq] else []
-            cq, ck = int(starts[blk[qq]]), int(starts[blk[kk]])
-            return _walk([kk, ck] + [int(starts[w]) for w in middle] + [cq, qq])
+            return _walk([kk, int(starts[blk[kk]])] + [int(starts[w]) for w in middle] + [int(starts[blk[qq]]), qq])
 
         return Construction(mask, target, depth, witness)
 
-    def build(lo: int, hi: int) -> None:
-        if lo < hi:
-            m = (lo + hi) // 2
-            c = int(starts[m])
-            mask[c, starts[lo]:c + sizes[m]] = True  # c attends blocks lo … m
-            mask[c:starts[hi - 1] + sizes[hi - 1], c] = True  # blocks m … hi-1 attend c
-            build(lo, m)
-            build(m + 1, hi)
+    return centres(blk, depth)
 
-    build(0, nb)
+
+def centres(rank: np.ndarray, depth: int) -> Construction:
+    """Block centres for classes of any sizes (``rank``: each position's class rank) within 2 hops: the middle
+    class's first position ``h`` attends the ranks up to it, the later ranks attend ``h``; both halves recursively."""
+    n, m, by_rank = len(rank), int(rank.max()) + 1, np.argsort(rank, kind="stable")
+    start = np.searchsorted(rank[by_rank], np.arange(m + 1))
+    hub, mask, todo = by_rank[start[:-1]], np.zeros((n, n), dtype=bool), [(0, m)]
+    while todo:
+        lo, hi = todo.pop()
+        if lo < hi:
+            c = (lo + hi) // 2
+            mask[hub[c], by_rank[start[lo]:start[c + 1]]] = True
+            mask[by_rank[start[c]:start[hi]], hub[c]] = True
+            todo += [(lo, c), (c + 1, hi)]
     np.fill_diagonal(mask, False)
 
-    def witness(qq: int, kk: int) -> list[int]:
-        lo, hi, bq, bk = 0, nb, int(blk[qq]), int(blk[kk])
+    def witness(q: int, k: int) -> list[int]:
+        lo, hi, rq, rk = 0, m, int(rank[q]), int(rank[k])
         while True:
-            m = (lo + hi) // 2
-            if bq < m:
-                hi = m
-            elif bk > m:
-                lo = m + 1
+            c = (lo + hi) // 2
+            if rq < c:
+                hi = c
+            elif rk > c:
+                lo = c + 1
             else:
-                return _walk([kk, int(starts[m]), qq])
+                return _walk([k, int(hub[c]), q])
 
-    return Construction(mask, target, depth, witness)
+    return Construction(mask, rank[None, :] <= rank[:, None], depth, witness)
 
 
 def union(parts: Sequence[Construction]) -> Construction:
