@@ -22,7 +22,12 @@ The diagonal is always allowed. ``layers = 1``: the target itself.
 - ``sparse_prefix_lm:n,prefix,layers`` (target ``prefix_lm:n,prefix``): chain index
   ``a(q) = max(q - prefix + 1, 0)``: class 0 is the prefix, a half star through position 0
   (0 attends the prefix, the prefix attends 0), later positions are singleton classes: ``q``
-  attends the whole prefix for a chain edge ``(a, 0)``, else ``k`` for a chain edge ``(a, c)``.
+  attends the whole prefix for a chain edge ``(a, 0)``, else ``k`` for a chain edge ``(a, c)``
+  (prefix 0 is read as prefix 1, the same target, so that ``a <= q`` stays in the lemma's range).
+
+Proved for every ``n`` (``hasse prove-mask SPEC --claim realises``, the modular proof) with the
+parameter symbolic too: block (``units = 0``, L = 2, 3), chunk (``tile = 0`` and 128, L = 2, 3),
+prefix (L = 2, 3), each in under 30 s; ``units >= 1`` at fixed blocks (e.g. 4, 16, 128).
 """
 
 from __future__ import annotations
