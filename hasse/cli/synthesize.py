@@ -42,9 +42,9 @@ methods (the cheapest candidate by the cost is chosen; the others are reported):
   construction
              a mask built from the target's structure at any n: its classes and
              components (packed documents), each a chain of classes (causal,
-             block_causal, prefix_lm, chunked, bidirectional), a forest (tree
-             masks) or a product of two chains; checked at this n (realises, and
-             every pair's witness walk up to 300,000 pairs), not proved for every n
+             block_causal, prefix_lm, chunked, bidirectional) or a product of
+             two chains; checked at this n (realises, and every pair's witness
+             walk up to 300,000 pairs), not proved for every n
   heuristic  beyond the exact limit when no formula applies and no construction
              does (or n <= 128, where it may be cheaper): a realising mask and a
              proved lower bound (the LP relaxation, or the necessary pairs)
