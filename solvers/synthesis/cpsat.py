@@ -42,7 +42,7 @@ import time
 
 import numpy as np
 
-from hasse.solvers.synthesis.exact import twin_classes
+from hasse.solvers.synthesis.symmetry import lex_leader_perms
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
 from hasse.theory.errors import InputError
 from hasse.theory.synthesis import (BLOCK, dense_mask, necessary_pairs, pair_cost, realises,
@@ -138,11 +138,9 @@ class _Model:
     def symmetry(self) -> None:
         order = sorted(self.m)
         xs = [self.m[p] for p in order]
-        for group in twin_classes(self.target):
-            for a, b in zip(group, group[1:]):
-                swap = {a: b, b: a}
-                ys = [self.m.get((swap.get(q, q), swap.get(k, k)), False) for q, k in order]
-                self._lex_leq(xs, ys)
+        for p in lex_leader_perms(self.target):
+            ys = [self.m.get((int(p[q]), int(p[k])), False) for q, k in order]
+            self._lex_leq(xs, ys)
 
     def _lex_leq(self, xs: list, ys: list) -> None:
         model = self.model

@@ -13,13 +13,12 @@ The problem (:mod:`hasse.theory.synthesis`): ``M`` realises the preorder ``T`` w
   ``r_L[q, k]`` asserted for every pair of ``T``; ``L`` is capped at ``n - 1``.
 - cost ``"pairs"``: minimise the number of true ``m``; ``"tiles"``: minimise the non-empty
   ``block x block`` tiles (``m -> t_tile``), then the pairs.
-- symmetry breaking (cost ``"pairs"`` only; tiles depend on where positions are): two
-  positions whose transposition maps ``T`` to itself (twins: one class of the preorder,
-  or incomparable positions with the same up- and down-sets) make the problem invariant
-  under that swap, so the lexicographic leader constraint ``x <=lex swap(x)`` over the
-  candidate pairs (in one fixed order) keeps at least one optimum: the lex-least mask of
-  any orbit of the generated group meets every such constraint. One constraint per
-  consecutive twins of each twin class.
+- symmetry breaking (cost ``"pairs"`` only; tiles depend on where positions are): every
+  automorphism ``p`` of ``T`` (``T[p][:, p] == T``) maps realising masks to realising masks of
+  the same cost, so the lexicographic leader constraint ``x <=lex p(x)`` over the candidate
+  pairs (in one fixed order) keeps at least one optimum: the lex-least mask of each orbit
+  meets every such constraint. One constraint per coset representative of the group's
+  stabiliser chain (:func:`.symmetry.lex_leader_perms`, each checked to be an automorphism).
 
 Every mask returned is re-checked by :func:`hasse.theory.synthesis.realises` (the concrete
 engine); a proved mask that fails raises :class:`SynthesisBug`. On a timeout the best
@@ -35,6 +34,7 @@ import numpy as np
 import z3
 
 from hasse.solvers.synthesis.problem import Synthesis, SynthesisBug, check_request
+from hasse.solvers.synthesis.symmetry import lex_leader_perms
 from hasse.theory.synthesis import (BLOCK, dense_mask, necessary_pairs, pair_cost, realises,
                                     tile_cost, tile_counts, tiles_of)
 
@@ -44,34 +44,6 @@ MAX_N = 64  # the encoding has about n^3 L clauses
 def _candidate_pairs(target: np.ndarray) -> np.ndarray:
     """The pairs ``m`` may hold: the off-diagonal pairs of ``T`` (the upper bound)."""
     return target & ~np.eye(target.shape[0], dtype=bool)
-
-
-def twin_classes(target: np.ndarray) -> list[list[int]]:
-    """Positions whose transposition is an automorphism of ``T``, grouped (an equivalence relation).
-
-    >>> twin_classes(np.ones((3, 3), dtype=bool))
-    [[0, 1, 2]]
-    >>> twin_classes(np.tril(np.ones((3, 3), dtype=bool)))
-    []
-    """
-    n = target.shape[0]
-    seen: set[int] = set()
-    classes = []
-    for a in range(n):
-        if a in seen:
-            continue
-        group = [a]
-        for b in range(a + 1, n):
-            if b in seen:
-                continue
-            perm = np.arange(n)
-            perm[[a, b]] = perm[[b, a]]
-            if np.array_equal(target[np.ix_(perm, perm)], target):
-                group.append(b)
-        if len(group) > 1:
-            seen.update(group)
-            classes.append(group)
-    return classes
 
 
 def _lex_leq(xs: list, ys: list, name: str) -> list:
@@ -135,11 +107,9 @@ class _Encoding:
         order = sorted(self.m)
         xs = [self.m[p] for p in order]
         out = []
-        for group in twin_classes(self.target):
-            for a, b in zip(group, group[1:]):
-                swap = {a: b, b: a}
-                ys = [self.m.get((swap.get(q, q), swap.get(k, k)), False) for q, k in order]
-                out += _lex_leq(xs, ys, f"lex_{a}_{b}")
+        for i, p in enumerate(lex_leader_perms(self.target)):
+            ys = [self.m.get((int(p[q]), int(p[k])), False) for q, k in order]
+            out += _lex_leq(xs, ys, f"lex_{i}")
         return out
 
     def mask_of(self, model) -> np.ndarray:

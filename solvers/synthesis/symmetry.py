@@ -9,7 +9,8 @@ Soundness of lex-leader constraints built from these: for any set ``S`` of group
 lexicographically least member of each orbit satisfies ``x <=lex sigma(x)`` for every sigma in
 ``S``, and sigma maps optimal masks to optimal masks because it is an automorphism of ``T`` (so of
 the realises condition and of the pair cost). :func:`check_automorphisms` raises
-:class:`SynthesisBug` on any permutation that is not one. (Not yet wired into cpsat/exact.)
+:class:`SynthesisBug` on any permutation that is not one. Used by :mod:`.exact` and :mod:`.cpsat`
+(cost pairs; tiles depend on where positions are, so they get no symmetry breaking).
 """
 
 from __future__ import annotations
@@ -34,12 +35,22 @@ def _colours(target: np.ndarray) -> list[int]:
     return col
 
 
-def _extend(target, col, perm: list[int], used: set[int]) -> list[int] | None:
+STEPS = 200_000  # backtracking steps in all; beyond them the search stops (fewer constraints, still sound)
+
+
+class _Budget(Exception):
+    pass
+
+
+def _extend(target, col, perm: list[int], used: set[int], steps: list[int]) -> list[int] | None:
     """Complete the partial automorphism ``perm`` (a prefix of images) by backtracking, or None."""
     n = target.shape[0]
     a = len(perm)
     if a == n:
         return list(perm)
+    steps[0] -= 1
+    if steps[0] < 0:
+        raise _Budget
     for b in range(n):
         if b in used or col[b] != col[a]:
             continue
@@ -48,7 +59,7 @@ def _extend(target, col, perm: list[int], used: set[int]) -> list[int] | None:
             continue
         perm.append(b)
         used.add(b)
-        found = _extend(target, col, perm, used)
+        found = _extend(target, col, perm, used, steps)
         perm.pop()
         used.discard(b)
         if found is not None:
@@ -56,8 +67,9 @@ def _extend(target, col, perm: list[int], used: set[int]) -> list[int] | None:
     return None
 
 
-def automorphisms(target, limit: int = 200) -> tuple[list[np.ndarray], int]:
-    """Coset representatives of a strong generating set (at most ``limit``) and the group order.
+def automorphisms(target, limit: int = 200, steps: int = STEPS) -> tuple[list[np.ndarray], int | None]:
+    """Coset representatives of a strong generating set (at most ``limit``) and the group order
+    (None when the search ran out of ``steps``: the permutations found are still automorphisms).
 
     >>> gens, order = automorphisms(np.ones((3, 3), dtype=bool))
     >>> order
@@ -68,6 +80,7 @@ def automorphisms(target, limit: int = 200) -> tuple[list[np.ndarray], int]:
     col = _colours(target)
     gens: list[np.ndarray] = []
     order = 1
+    budget = [steps]
     for i in range(n):
         orbit = 1
         for j in range(i + 1, n):
@@ -77,7 +90,10 @@ def automorphisms(target, limit: int = 200) -> tuple[list[np.ndarray], int]:
             used = set(prefix)
             if any(target[i, c] != target[j, c] or target[c, i] != target[c, j] for c in range(i)):
                 continue
-            found = _extend(target, col, prefix, used)
+            try:
+                found = _extend(target, col, prefix, used, budget)
+            except _Budget:
+                return gens, None
             if found is not None:
                 orbit += 1
                 if len(gens) < limit:
