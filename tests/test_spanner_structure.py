@@ -16,6 +16,7 @@ from hasse.theory.spanner_structure import (
     Construction, bad_witness, classes, components, grid_coordinates, structured)
 from hasse.theory.spanners import block_causal_pairs
 from hasse.theory.synthesis import realises
+from hasse.theory.tree_spanners import forest_target
 
 
 def walks_ok(c: Construction, target: np.ndarray) -> bool:
@@ -61,6 +62,9 @@ def random_part(kind: str, rng) -> np.ndarray:
     m = int(rng.integers(1, 7))
     if kind == "chain":
         order = chain_order(m)
+    elif kind in ("forest", "reversed forest"):
+        order = forest_target([-1] + [int(rng.integers(-1, i)) for i in range(1, m + 2)])
+        order = order.T.copy() if kind == "reversed forest" else order
     else:
         order = product_order(int(rng.integers(2, 4)), int(rng.integers(2, 4)))
     return lifted(order, rng.integers(1, 4, size=len(order)))
@@ -70,7 +74,7 @@ def random_target(kinds, rng) -> np.ndarray:
     return shuffled(block_diagonal([random_part(k, rng) for k in kinds]), rng)
 
 
-KINDS = ["chain", "product"]
+KINDS = ["chain", "product", "forest", "reversed forest"]
 
 
 @pytest.mark.parametrize("depth", [1, 2, 3, 4])
@@ -104,11 +108,16 @@ def test_other_shapes_are_not_recognised():
     diamond_top[4, :] = True  # the diamond plus one element above it
     n_shape = np.eye(4, dtype=bool)
     n_shape[2, 0] = n_shape[2, 1] = n_shape[3, 1] = True  # 0 < 2 > 1 < 3
-    tree = np.eye(4, dtype=bool)
-    tree[1:, 0] = tree[3, 1] = True  # 0 below 1, 2, 3 and 1 below 3: a tree, not recognised (no forests yet)
-    for t in (diamond_top, n_shape, tree, block_diagonal([chain_order(3), n_shape])):
+    for t in (diamond_top, n_shape, block_diagonal([chain_order(3), n_shape])):
         assert structured(t, 2) is None
     assert grid_coordinates(diamond_top) is None and grid_coordinates(n_shape) is None
+
+
+def test_trees_and_their_reverse_are_forests():
+    tree = np.eye(4, dtype=bool)
+    tree[1:, 0] = tree[3, 1] = True  # 0 below 1, 2, 3 and 1 below 3
+    assert structured(tree, 2).description == "forest of 4 positions"
+    assert structured(tree.T.copy(), 2).description == "reversed forest of 4 positions"
 
 
 def test_the_witness_check_catches_a_dropped_pair():

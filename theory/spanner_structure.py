@@ -6,10 +6,12 @@ A target ``T`` (an ``(n, n)`` preorder, ``T[q, k]``: ``k`` below ``q``) is read 
 comparability graph (packed documents); each component is recognised as
 
 - a **chain** of classes (causal, block_causal, prefix_lm, chunked, bidirectional: one class),
+- a **forest** of classes (every strict down-set a chain: tree masks) or a **reversed forest**
+  (every up-set a chain: built on ``T.T`` and transposed),
 - a **product of two chains** (an ``a x b`` grid, the coordinates read from the minimum's covers),
 
 and anything else is not recognised (``None``: the heuristic stays for it). A construction on
-the classes (:func:`hasse.theory.spanners.chain`, ``chain_product``) is lifted to the positions
+the classes (:func:`hasse.theory.spanners.chain`, ``chain_product``, ``tree_spanners.forest``) is lifted to the positions
 by the cheapest of these lifts (``r``: a class's first member):
 
 - ``full``: a class edge ``(A, C)`` becomes every member of ``A`` attending every member of ``C``;
@@ -19,8 +21,6 @@ by the cheapest of these lifts (``r``: a class's first member):
 - ``half stars``: ``r_A`` attends every member of ``C`` for a class edge ``(A, C)``, the class
   construction within ``L - 1`` hops, with the stars inside each class (walk ``k -> r_W1 -> … -> r_Q -> q``);
 - ``centres`` (a chain, ``L >= 2``): :func:`hasse.theory.spanners.centres`, block_causal's block centres.
-
-Forests of classes (tree masks) are not recognised yet: they get the heuristic.
 
 The components are joined by :func:`hasse.theory.spanners.union` and mapped back to the positions
 as given. Work: ``O(n^2)`` numpy (no matrix product) plus the class constructions.
@@ -35,6 +35,7 @@ import numpy as np
 
 from hasse.theory.errors import InputError
 from hasse.theory.spanners import Construction, _centre_pairs, _walk, centres, chain, chain_product, union
+from hasse.theory.tree_spanners import forest
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,25 @@ def is_chain(order: np.ndarray) -> bool:
     return bool((order | order.T).all())
 
 
+def forest_parent(order: np.ndarray) -> np.ndarray | None:
+    """The parent of each element (-1: a root) when every strict down-set is a chain, else None.
+
+    The parent is the largest element of the strict down-set; the down-set must then be the parent's plus itself.
+
+    >>> forest_parent(np.array([[1, 0, 0], [1, 1, 0], [1, 0, 1]], dtype=bool)).tolist()
+    [-1, 0, 0]
+    >>> forest_parent(np.array([[1, 0, 0], [0, 1, 0], [1, 1, 1]], dtype=bool)) is None
+    True
+    """
+    m = len(order)
+    eye = np.eye(m, dtype=bool)
+    strict = order & ~eye
+    parent = np.where(strict, order.sum(axis=1)[None, :], -1).argmax(axis=1)
+    has = strict.any(axis=1)
+    expected = eye | (order[parent] & has[:, None])
+    return np.where(has, parent, -1) if np.array_equal(expected, order) else None
+
+
 def grid_coordinates(order: np.ndarray) -> tuple[int, int, np.ndarray] | None:
     """``(a, b, index)`` when ``order`` is the product of chains ``a x b`` (``a, b >= 2``), ``index[x] = i * b + j``;
     else None. The axes run from the minimum through its two covers.
@@ -124,6 +144,11 @@ def relabel(c: Construction, new: np.ndarray) -> Construction:
     return Construction(mask, target, c.depth, witness)
 
 
+def transpose(c: Construction) -> Construction:
+    """The construction of the reversed order: every edge turned round, every walk read backwards."""
+    return Construction(c.mask.T.copy(), c.target.T.copy(), c.depth, lambda q, k: c.witness(k, q)[::-1])
+
+
 def _shape(order: np.ndarray) -> tuple[str, Callable[[int], Construction], np.ndarray | None] | None:
     """The component's shape, a builder of a construction on its elements at a given depth, and (a chain) each
     element's rank; None: not recognised."""
@@ -131,6 +156,12 @@ def _shape(order: np.ndarray) -> tuple[str, Callable[[int], Construction], np.nd
     if is_chain(order):
         rank = np.argsort(np.argsort(order.sum(axis=1), kind="stable"), kind="stable")
         return "chain", lambda d: relabel(chain(m, d), np.argsort(rank)), rank
+    parent = forest_parent(order)
+    if parent is not None:
+        return "forest", lambda d: forest(parent, d), None
+    parent = forest_parent(order.T)
+    if parent is not None:
+        return "reversed forest", lambda d: transpose(forest(parent, d)), None
     grid = grid_coordinates(order)
     if grid is not None:
         a, b, index = grid
