@@ -159,7 +159,7 @@ def test_out_py_for_an_array_design_exits_2(capsys, tmp_path):
     path = tmp_path / "t.npy"
     np.save(path, random_preorders(1, seed=7)[0])
     code, out, err = synth(capsys, path, 2, "--out", tmp_path / "m.py")
-    assert code == 2 and "not a formula at this target" in err and err.strip().count("\n") == 0, err
+    assert code == 2 and "no closed formula is known for this target" in err and err.strip().count("\n") == 0, err
     assert not (tmp_path / "m.py").exists()
 
 
@@ -274,3 +274,13 @@ def test_a_construction_whose_witness_walk_fails_is_a_synthesis_bug(monkeypatch)
     monkeypatch.setattr(design_module, "structured", lambda t, layers: lying)
     with pytest.raises(SynthesisBug, match="witness walk"):
         design_module.synthesize(target, 3)
+
+
+def test_out_py_takes_the_formula_where_a_construction_is_cheaper(capsys, tmp_path):
+    code, out, err = synth(capsys, "block_causal:n=64,block=4", 2, "--out", tmp_path / "m.py", "--json")
+    assert code == 0, err
+    got = json.loads(out)
+    assert got["method"] == "formula"
+    others = [c for c in got["candidates"] if c["method"] == "construction"]
+    assert others and others[0]["cost"] <= got["cost"]  # the cheaper construction is still reported
+    assert (tmp_path / "m.py").exists()

@@ -38,7 +38,7 @@ def check_parent(parent: Sequence[int]) -> np.ndarray:
     >>> check_parent([1, 0])
     Traceback (most recent call last):
     ...
-    hasse.theory.errors.InputError: parent has a cycle through node 0 (a forest has none)
+    hasse.theory.errors.InputError: parent: a cycle through node 0 (a forest has none)
     """
     try:
         p = np.asarray(parent)
@@ -59,7 +59,7 @@ def check_parent(parent: Sequence[int]) -> np.ndarray:
             path.append(v)
             v = int(p[v])
         if v != -1 and state[v] == 1:
-            raise InputError(f"parent has a cycle through node {v} (a forest has none)", "parent")
+            raise InputError(f"a cycle through node {v} (a forest has none)", "parent")
         state[path] = 2
     return p
 

@@ -202,15 +202,17 @@ def design_of(source, layers: int, *, cost: str = "pairs", block: int = 128, rel
               progress=None, formula_only: bool = False) -> tuple[Design, str, tuple]:
     """``(design, label, names)`` for the command and the API: the target read (:func:`~hasse.solvers.synthesis.design.
     target_of`), designed, and the gpu-check verdict added (or "not run"); ``formula_only``: InputError before the
-    gpu-check unless a formula was chosen (``--out FILE.py``)."""
+    gpu-check unless a formula applies (``--out FILE.py``: the cheapest formula is chosen then, even where
+    another candidate is cheaper; the report lists it)."""
     from hasse.solvers.synthesis.design import synthesize, target_of
     from hasse.theory.errors import InputError
 
     target, task, label = target_of(source, reading)
     design = synthesize(target, layers, cost=cost, block=block, relabel=relabel, timeout=timeout, task=task,
-                        progress=progress)
+                        progress=progress, prefer_formula=formula_only)
     if formula_only and design.formula is None:
-        raise InputError(f"not a formula at this target (the design is {design.method}); write .npy or .json")
+        raise InputError(f"no closed formula is known for this target (the design is {design.method}); "
+                         f"write .npy or .json")
     if gpu_check:
         if progress:
             progress(f"gpu-check: {design.layers} real layer(s) on the designed mask ...")

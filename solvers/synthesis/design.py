@@ -192,14 +192,16 @@ def _method_of(s: Synthesis) -> str:
 
 def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, relabel: bool = False,
                timeout: float | None = None, exact_max_n: int | None = None, task=None,
-               progress: Callable[[str], None] | None = None) -> Design:
+               progress: Callable[[str], None] | None = None, prefer_formula: bool = False) -> Design:
     """The cheapest mask realising ``target`` within ``layers`` layers, and its verdicts (module docstring).
 
     ``relabel`` (cost tiles only) lets the optimiser reorder the positions; ``timeout`` bounds the
     exact search (and the all-n proof); ``exact_max_n`` (default ``EXACT_MAX_N``) the size up to
     which the exact optimum is sought; ``task`` (a Task on the target's positions) adds its leak
     check with the designed mask in place of its own; ``progress`` receives a line before each
-    step that may take over a second.
+    step that may take over a second; ``prefer_formula`` chooses the cheapest formula whenever one
+    applies, even where another candidate is cheaper (``--out FILE.py``: a mask_mod proved for every n;
+    the cheaper candidates stay in :attr:`Design.candidates`).
 
     >>> d = synthesize(np.tril(np.ones((4, 4), dtype=bool)), 2)
     >>> d.method, d.cost, d.lower_bound, d.depth, bool(d.kernel_mask.diagonal().all())
@@ -272,7 +274,8 @@ def synthesize(target, layers: int, *, cost: str = "pairs", block: int = BLOCK, 
         candidates.append((c.cost, rank["construction"], c, built))
     if not candidates:
         raise SynthesisBug("no candidate mask (the exact search, the heuristic or a formula always gives one)")
-    candidates.sort(key=lambda item: (item[0], item[1]))
+    first = prefer_formula and any(c.method == "formula" for _, _, c, _ in candidates)
+    candidates.sort(key=lambda item: (first and item[2].method != "formula", item[0], item[1]))
     _, _, chosen, payload = candidates[0]
     target_used = target if permutation is None else target[np.ix_(permutation, permutation)]
     formula = payload if chosen.method == "formula" else None
