@@ -149,8 +149,7 @@ def bound_excesses(cases) -> list[str]:
     for name, t, layers in cases:
         best = cpsat.minimum_cpsat(t, layers, workers=1).cost
         bounds = {"classes": B._classes_and_covers(t), "pair_bound": B.pair_bound(t, layers)[0]}
-        if layers == 2:
-            bounds["lp"] = B._lp_bound(t, float("inf"))
+        bounds["lp"] = B._lp_bound(t, float("inf"), layers)
         try:
             h = heuristic(t, layers)
             bounds["heuristic"] = h.lower_bound
@@ -241,9 +240,20 @@ def test_planted_reach_implication_half_dropped_without_the_recheck_is_caught(mo
 
 
 def test_planted_wrong_lp_constraint_is_caught(monkeypatch):
-    real = B._middles
-    monkeypatch.setattr(B, "_middles", lambda t, q, k: real(t, q, k)[:-1])  # a way through a middle forgotten
+    real = B._ways
+    monkeypatch.setattr(B, "_ways", lambda t, q, k, layers, cap: real(t, q, k, layers, cap)[:-1])  # a way forgotten
     assert bound_excesses([c for c in BOUND_CASES if c[2] == 2])
+    assert bound_excesses([c for c in BOUND_CASES if c[2] == 3])
+
+
+def test_the_lp_bound_at_three_layers_beats_classes_and_covers_somewhere():
+    better = []
+    for name, t, layers in BOUND_CASES:
+        if layers == 3:
+            lp = B._lp_bound(t, float("inf"), 3)
+            if lp is not None and lp > max(B._classes_and_covers(t), int(B.necessary_pairs(t, 3).sum())):
+                better.append(name)
+    assert better
 
 
 def test_planted_classes_overcounted_is_caught(monkeypatch):

@@ -11,13 +11,15 @@ The bounds (:func:`pair_bound` returns the largest and its name, the heuristic's
   to another member, ``s`` edges. For a cover ``C1 > C2`` (no class strictly between) a
   walk from ``C1`` to ``C2`` passes only ``C1`` and ``C2``, so one edge of ``M`` goes from
   ``C1`` to ``C2`` directly. These edges are pairwise distinct.
-- "LP relaxation (GLOP)" (``L = 2``, ortools importable, at most ``LP_MAX_TRIPLES`` middles):
-  minimise ``sum x`` over ``0 <= x <= 1`` on the off-diagonal pairs of ``T``, necessary
-  pairs at 1, with ``x_qk + sum_c y_qck >= 1`` per pair of ``T`` (``c`` a third position
-  with ``T[q, c]``, ``T[c, k]``), ``y_qck <= x_qc``, ``y_qck <= x_ck``, and the rows of the
-  bound above (per class member ``sum x >= 1`` over its class, per cover ``sum x >= 1``).
-  A realising mask with its 2-hop middles is an integral point, so ``ceil(LP)`` is a
-  lower bound; it is used only when GLOP reports OPTIMAL.
+- "LP relaxation (GLOP)" (every ``L >= 2``, ortools importable, at most ``LP_MAX_TRIPLES``
+  ways): minimise ``sum x`` over ``0 <= x <= 1`` on the off-diagonal pairs of ``T``, necessary
+  pairs at 1, with ``x_qk + sum_p y_p >= 1`` per pair of ``T``, ``p`` ranging over the simple
+  paths ``k -> v_1 -> … -> q`` of 2 to ``L`` hops whose every hop is a pair of ``T`` (``L = 2``:
+  the middles ``c`` with ``T[q, c]``, ``T[c, k]``), ``y_p <= x_e`` for each hop ``e`` of ``p``,
+  and the rows of the bound above (per class member ``sum x >= 1`` over its class, per cover
+  ``sum x >= 1``). A realising mask is an integral point: each pair's walk in ``M or I``, with
+  its identity hops and cycles cut out, is a simple path of at most ``L`` hops of ``M``. So
+  ``ceil(LP)`` is a lower bound; it is used only when GLOP reports OPTIMAL.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import numpy as np
 
 from hasse.theory.synthesis import check_target, necessary_pairs
 
-LP_MAX_TRIPLES = 2_500  # middles (q, c, k) the LP accepts (causal n = 24: 2024 middles, GLOP ~2 s; n = 32: ~10 s)
+LP_MAX_TRIPLES = 2_500  # ways (paths of 2..L hops) the LP accepts (causal n = 24: 2024 middles, GLOP ~2 s; n = 32: ~10 s)
 LP_SECONDS = 5.0  # GLOP's own time limit (an unfinished LP bounds nothing: then it is not used)
 
 
@@ -51,13 +53,25 @@ def _classes_and_covers(target: np.ndarray) -> int:
     return int(sizes[sizes >= 2].sum()) + int(covers.sum())
 
 
-def _middles(target: np.ndarray, q: int, k: int) -> list[int]:
-    """The third positions ``c`` with ``T[q, c]`` and ``T[c, k]``: the 2-hop ways of ``(q, k)``."""
-    return [c for c in np.flatnonzero(target[q] & target[:, k]).tolist() if c != q and c != k]
+def _ways(target: np.ndarray, q: int, k: int, layers: int, cap: int) -> list[list[int]] | None:
+    """The simple paths ``[k, v_1, …, q]`` of 2 to ``layers`` hops through pairs of ``T`` (None: more than ``cap``)."""
+    inside = [v for v in np.flatnonzero(target[q] & target[:, k]).tolist() if v != q and v != k]
+    out: list[list[int]] = []
+    stack = [[k]]
+    while stack:
+        path = stack.pop()
+        last = path[-1]
+        if len(path) >= 2 and target[q, last]:
+            out.append(path + [q])
+            if len(out) > cap:
+                return None
+        if len(path) < layers:  # room for one more middle position
+            stack += [path + [v] for v in inside if v not in path and target[v, last]]
+    return out
 
 
-def _lp_bound(target: np.ndarray, deadline: float) -> int | None:
-    """``ceil`` of the ``L = 2`` LP relaxation's optimum by GLOP, or None (no ortools, too big, not solved)."""
+def _lp_bound(target: np.ndarray, deadline: float, layers: int = 2) -> int | None:
+    """``ceil`` of the LP relaxation's optimum by GLOP, or None (no ortools, too big, not solved)."""
     try:
         from ortools.linear_solver import pywraplp
     except ImportError:
@@ -65,21 +79,26 @@ def _lp_bound(target: np.ndarray, deadline: float) -> int | None:
     n = target.shape[0]
     off = target & ~np.eye(n, dtype=bool)
     between = np.rint(target.astype(np.float32) @ target.astype(np.float32))  # exact: counts below 2^24
-    if float((between[off] - 2).sum()) > LP_MAX_TRIPLES:
+    if float((between[off] - 2).sum()) > LP_MAX_TRIPLES:  # the middles alone: the 2-hop ways
         return None
+    need = necessary_pairs(target, layers)
+    paths, left = {}, LP_MAX_TRIPLES
+    for q, k in np.argwhere(off & ~need):
+        found = _ways(target, int(q), int(k), layers, left)
+        if found is None:
+            return None
+        paths[(int(q), int(k))] = found
+        left -= len(found)
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    need = necessary_pairs(target, 2)
     x = {(int(q), int(k)): solver.NumVar(1.0 if need[q, k] else 0.0, 1.0, "") for q, k in np.argwhere(off)}
-    for (q, k), var in x.items():
-        if need[q, k]:
-            continue
-        ways = [var]
-        for c in _middles(target, q, k):
+    for pair, found in paths.items():
+        ways = [x[pair]]
+        for path in found:
             y = solver.NumVar(0.0, 1.0, "")
-            solver.Add(y <= x[(q, c)])
-            solver.Add(y <= x[(c, k)])
+            for a, b in zip(path, path[1:]):
+                solver.Add(y <= x[(b, a)])
             ways.append(y)
         solver.Add(solver.Sum(ways) >= 1)
     same = target & target.T
@@ -109,8 +128,8 @@ def pair_bound(target, layers: int, deadline: float = math.inf) -> tuple[int, st
     target = check_target(target)
     bounds = [(int(necessary_pairs(target, layers).sum()), "necessary pairs"),
               (_classes_and_covers(target), "classes and covers")]
-    if layers == 2:
-        lp = _lp_bound(target, deadline)
+    if layers >= 2:
+        lp = _lp_bound(target, deadline, layers)
         if lp is not None:
             bounds.append((lp, "LP relaxation (GLOP)"))
     value = max(b for b, _ in bounds)
