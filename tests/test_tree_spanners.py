@@ -10,6 +10,7 @@ import pytest
 from hasse.solvers.synthesis import brute_force_minimum
 from hasse.theory.catalog import build_mask
 from hasse.theory.errors import InputError
+from hasse.theory.spanners import chain
 from hasse.theory.synthesis import realises
 from hasse.theory.tree_spanners import forest, forest_target
 
@@ -106,3 +107,22 @@ def test_the_catalogue_tree_target_is_a_forest():
 def test_bad_parents_are_one_line(parent, words):
     with pytest.raises(InputError, match=words):
         forest(parent, 2)
+
+
+def test_three_hops_and_more_are_cheaper_and_near_the_chain_on_a_path():
+    shapes = _shapes(1024, 13)
+    path = shapes["path"]
+    for depth in (3, 4):
+        assert forest(path, depth).pairs <= 1.2 * chain(1024, depth).pairs
+    for name in ("random", "binary", "caterpillar"):
+        assert forest(shapes[name], 3).pairs < forest(shapes[name], 2).pairs, name
+
+
+def test_a_dropped_pair_is_caught_at_three_hops():
+    c = forest(_shapes(300, 17)["caterpillar"], 3)
+    assert realises(c.mask, c.target, 3) and _walks_hold(c, 3)
+    q, k = 299, 0
+    walk = [k, *c.witness(q, k), q]
+    a, b = next((x, y) for x, y in zip(walk, walk[1:]) if x != y)
+    c.mask[b, a] = False  # the planted bug: a hop the witness uses is gone
+    assert not _walks_hold(c, 3)

@@ -15,9 +15,10 @@ sees itself and its ancestors. :func:`forest` returns a :class:`~theory.spanners
   ``n (log2 n + 1)`` pairs. A path is the causal chain, where this is the centre-point
   construction.
 
-From ``depth = 3`` on the same 2-hop mask is returned: a 3-hop construction for trees with
-``O(n log log n)`` pairs (Alon and Schieber's tree scheme) is not built here, and ``hasse
-synthesize`` says which depth the mask needs.
+- ``depth >= 3``: the cheaper of that mask and :func:`~theory.tree_spanners_deep.deep_forest`
+  (cut sets, the cut forest within ``depth - 2`` hops, the pieces recursively: the chain's blocks
+  on a tree). Measured at n = 4,096: a path gets 23,625 pairs at depth 3 (the chain's own scheme:
+  23,256), a random tree 10,666 (18,842 at depth 2), a complete binary tree 13,591 (40,974).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import numpy as np
 
 from hasse.theory.errors import InputError
 from hasse.theory.spanners import Construction
+from hasse.theory.tree_spanners_deep import deep_forest
 
 
 def check_parent(parent: Sequence[int]) -> np.ndarray:
@@ -155,12 +157,21 @@ def forest(parent: Sequence[int], depth: int) -> Construction:
         mask[descendants, c] = True
     np.fill_diagonal(mask, False)
 
-    def witness(q: int, k: int) -> list[int]:
-        if not target[q, k]:
-            raise InputError(f"({q}, {k}) is not a pair of the target: {k} is not an ancestor of {q}", "pair")
+    def centroid(q: int, k: int) -> list[int]:
         on_path = np.flatnonzero(target[q] & target[:, k])  # k … q
         c = int(on_path[np.argmin(level[on_path])])  # the first centroid removed on the path
         return [] if c in (q, k) else [c]
+
+    walk = centroid
+    if depth >= 3:  # the deeper scheme, where it is cheaper
+        deep, deep_walk = deep_forest(p, target, _depths(p), int(depth), forest)
+        if deep.sum() < mask.sum():
+            mask, walk = deep, deep_walk
+
+    def witness(q: int, k: int) -> list[int]:
+        if not target[q, k]:
+            raise InputError(f"({q}, {k}) is not a pair of the target: {k} is not an ancestor of {q}", "pair")
+        return walk(q, k)
 
     return Construction(mask, target, int(depth), witness)
 
