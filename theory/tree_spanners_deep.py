@@ -25,16 +25,9 @@ from typing import Callable
 
 import numpy as np
 
+from hasse.theory.spanners import _walk
+
 SMALL = 8  # a piece this small gets the 2-hop mask
-
-
-def _walk(nodes: list[int]) -> list[int]:
-    """The intermediate positions of a walk, consecutive repeats dropped."""
-    out: list[int] = []
-    for v in nodes:
-        if not out or out[-1] != v:
-            out.append(v)
-    return out[1:-1]
 
 
 def _piece(nodes: np.ndarray, lp: np.ndarray, depth: int, target: np.ndarray, level: np.ndarray,

@@ -7,7 +7,7 @@ realise the target ``T`` within ``L`` layers (``(M or I)^L == T``,
 - **formula**: every closed formula whose target equals ``T`` (``theory.spanner_formulas.
   formula_designs``: masks proved for every ``n`` by ``hasse prove-mask --claim realises``);
 - **construction**: a sparse mask built from the target's recognised structure (``theory.spanner_structure.
-  structured``: unions of chains of classes and of products of two chains), at any ``n``, re-checked here by
+  structured``: unions of chains and forests of classes and of products of two chains), at any ``n``, re-checked here by
   ``realises`` and, up to ``WITNESS_MAX_PAIRS`` pairs, by its witness walk pair by pair (at this ``n`` only);
 - **exact**: for ``n <= exact_max_n`` the optimum (``solvers.synthesis.optimise``: CP-SAT, or
   Z3's ``minimum``), status optimal or, when ``timeout`` ends the search, unknown with the
