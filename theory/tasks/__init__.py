@@ -102,3 +102,11 @@ _ENTRIES = (  # (kind, name, builder, params, summary)
 for _kind, _name, _build, _params, _summary in _ENTRIES:
     register(Entry(_name, _summary, _params, _builder(_build), _kind))
 del _kind, _name, _build, _params, _summary
+
+# the families of `hasse derive` (issue 25) and their derived layouts: each module declares ENTRIES
+from hasse.theory.tasks import derived_masked, derived_orders, derived_tokens  # noqa: E402
+
+for _module in (derived_masked, derived_orders, derived_tokens):
+    for _derived in _module.ENTRIES:
+        register(_derived)
+del _module

@@ -54,7 +54,8 @@ import z3
 import hasse.theory.catalog  # noqa: F401  (registers the entries)
 from hasse.solvers.symbolic.mask import N, SymbolicMask
 from hasse.solvers.symbolic.task import SymbolicTask
-from hasse.solvers.symbolic.tasks.families import _BUILDERS
+from hasse.solvers.symbolic.tasks.families import _BUILDERS as _CASE_STUDIES
+from hasse.solvers.symbolic.tasks import derived_masked, derived_orders, derived_tokens
 from hasse.solvers.symbolic.tasks.rules import causal_rule  # noqa: F401  (the doctest of check_same_size)
 from hasse.solvers.symbolic.tasks.values import evaluate, lists_from_model, statement_of
 from hasse.theory.errors import InputError
@@ -68,6 +69,8 @@ __all__ = ["TASKS", "check_same_size", "evaluate", "lists_from_model", "statemen
 TASKS = ("butterfly", "block_two_stream", "bd3lm", "xlnet", "causal_lm", "mlm", "packed",
          "bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
          "bad_packed_window", "bad_block_query_history")
+_BUILDERS = {**_CASE_STUDIES, **derived_masked.BUILDERS, **derived_orders.BUILDERS, **derived_tokens.BUILDERS}
+TASKS = TASKS + tuple(name for name in _BUILDERS if name not in TASKS)  # the derived layouts (issue 25)
 
 
 def _parse(spec: str) -> tuple[str, dict]:
