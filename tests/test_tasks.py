@@ -300,7 +300,7 @@ def test_every_entry_is_registered_with_a_one_line_summary():
     tasks = {e.name: e for e in entries("task")}
     families = {e.name: e for e in entries("family")}
     assert set(tasks) == {
-        "ar", "block", "infill", "block_two_stream", "butterfly", "causal_lm", "mlm", "bd3lm", "xlnet", "packed",
+        "ar", "ar_merged", "block", "infill", "block_two_stream", "butterfly", "causal_lm", "mlm", "bd3lm", "xlnet", "packed",
         "bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
         "bad_packed_window", "bad_block_query_history",
     }

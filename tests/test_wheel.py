@@ -131,6 +131,7 @@ WHEEL_COMMANDS = [
     (["flow", "causal:n=4", "--from", "3", "--to", "0"], 0),
     (["counterexample", "bad_butterfly_self", "--max-n", "4"], 1),
     (["merge", "ar:n=3"], 0),
+    (["derive", "infill", "--n", "3"], 0),  # the recipe, its all-n proof (Z3) and the minimality checks
     (["consistent", "block_two_stream:n=4,block=2", "--inference", "block:n=4,block=2"], 0),
     (["prove", "limit_is_preorder", "--n", "3", "--method", "exhaustive"], 0),
     (["prove-mask", "causal", "--claim", "dense"], 0),

@@ -20,30 +20,9 @@ for the paper's three families; :func:`recipe_of` finds one by family name.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from hasse.theory.recipe import Published, Recipe
 
-
-@dataclass(frozen=True)
-class Published:
-    """A published design to compare with the derived one."""
-
-    name: str  # "MAE (He et al. 2022), encoder + decoder"
-    source: str  # where the mask comes from: the configuration or code, one line
-    task: Callable[[dict], str | None]  # family values -> catalogue TASK spec at those values (None: no form)
-
-
-@dataclass(frozen=True)
-class Recipe:
-    family: str  # the catalogue family's name
-    layout: Callable[[dict], str | None]
-    symbolic: Callable[[dict], str | None]
-    flex: str | None = None  # module name under hasse.theory.flex
-    flex_args: Callable[[dict], str] = field(default=lambda values: "")
-    assume: tuple[str, ...] = ()  # "masked=any", "rank=permutation": what the export's proof assumes
-    published: tuple[Published, ...] = ()
-    finding: str = ""  # one paragraph: what the derivation finds against the published designs
-    doc: str = ""  # the family's page under docs/families/
+__all__ = ["PAPER_RECIPES", "Published", "Recipe", "recipe_of", "recipes"]
 
 
 def _block_layout(values: dict) -> str:
@@ -51,6 +30,9 @@ def _block_layout(values: dict) -> str:
 
 
 PAPER_RECIPES = (
+    Recipe("ar", lambda values: f"ar_merged:n={values['n']}", lambda values: "ar_merged",
+           finding="The merge of the ar family is causal attention on n - 1 positions (Li & Guo, §4).",
+           doc="docs/families/ar.md"),
     Recipe("block", _block_layout,
            lambda values: f"block_two_stream:variant={values.get('variant', 'chain')}",
            flex="block_two_stream", flex_args=lambda values: f"block={values['block']}, "

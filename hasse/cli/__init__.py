@@ -58,9 +58,10 @@ def command_modules() -> tuple:
     """One module of hasse.cli per command, in the order ``hasse --help`` lists them. Every other module of
     hasse.cli is shared by the commands (argument helpers, the --train-demo options), never a command."""
     from hasse.cli import analyze, audit, catalog, certificate, counterexample, demo, equiv, gpu_check, leak, merge
-    from hasse.cli import consistent, flow, prove, prove_mask, synthesize
+    from hasse.cli import consistent, derive, flow, prove, prove_mask, synthesize
 
-    return (analyze, leak, flow, counterexample, merge, consistent, prove, prove_mask, equiv, synthesize, certificate,
+    return (analyze, leak, flow, counterexample, merge, derive, consistent, prove, prove_mask, equiv, synthesize,
+            certificate,
             gpu_check, audit, catalog, demo)
 
 

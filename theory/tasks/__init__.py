@@ -21,7 +21,7 @@ from hasse.theory.lazy import lazy_exports
 from hasse.theory.spec import Entry, Param, register
 
 _EXPORTS = {  # public name -> module of theory.tasks that defines it
-    **dict.fromkeys(("ar_task", "ar_family", "block_task", "block_family", "infill_task", "infill_family"),
+    **dict.fromkeys(("ar_task", "ar_family", "ar_merged", "block_task", "block_family", "infill_task", "infill_family"),
                     ".families"),
     **dict.fromkeys(("block_two_stream_task", "butterfly_task"), ".case_studies"),
     **dict.fromkeys(("causal_lm", "mlm", "bd3lm", "xlnet", "packed"), ".prior_art"),
@@ -61,6 +61,8 @@ _WINDOW = Param("window", "int", help="keys per query, self included (>= 2 to cr
 _ENTRIES = (  # (kind, name, builder, params, summary)
     ("task", "ar", "ar_task", (_N2, _K_AR),
      "AR family member T_k: causal prefix x_0..x_{k-1}, predicts x_k at position k-1"),
+    ("task", "ar_merged", "ar_merged", (_N2,),
+     "the ar family's merge: causal on n-1 positions, x_i at position i predicting x_{i+1}"),
     ("task", "block", "block_task", (_N, _BLOCK, _B, _VARIANT),
      "block family member B_b: causal content of blocks < b, then block b's [MASK] queries"),
     ("task", "infill", "infill_task", (_N, _K_INFILL),

@@ -76,6 +76,19 @@ def ar_family(n: int) -> tuple[Task, ...]:
     return tuple(ar_task(n, k) for k in range(1, n))
 
 
+def ar_merged(n: int) -> Task:
+    """The layout of the ``ar`` family's merge (design §4): causal attention on ``n - 1`` positions,
+    ``x_i`` at position ``i`` predicting ``x_{i+1}``. `hasse derive ar` checks the merge is isomorphic to it.
+
+    >>> t = ar_merged(3)
+    >>> t.inputs, t.labels, t.mask.astype(int).tolist()
+    ((('x0', 0), ('x1', 1)), ((1,), (2,)), [[1, 0], [1, 1]])
+    """
+    n = require_at_least("n", n, 2, "ar_merged has n - 1 positions")
+    return make_task(n, tokens_at(range(n - 1)), [i + 1 for i in range(n - 1)], grid(causal_mask, n - 1),
+                     name=f"ar_merged:n={n}", names=[str(i) for i in range(n - 1)])
+
+
 # --------------------------------------------------------------------------- block
 
 

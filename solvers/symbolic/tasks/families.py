@@ -207,6 +207,20 @@ def _causal_lm(spec, name, values) -> SymbolicTask:
     return _task(spec, name, values, mask, holds, predicts)
 
 
+def _ar_merged(spec, name, values) -> SymbolicTask:
+    """The ar family's merge: causal on n - 1 positions (n >= 2), position p holding x_p and predicting x_{p+1}."""
+    mask = _traced(spec, causal_rule, params={N: _int_or_none(values, N)}, size=lambda n: n - 1)
+    n = mask.n
+
+    def holds(p, t):
+        return z3.And(_inside_tokens(n, t), t == p)
+
+    def predicts(p, t):
+        return z3.And(_inside_tokens(n, t), t == p + 1)
+
+    return _task(spec, name, values, mask, holds, predicts, conditions=[n >= 2])
+
+
 def _mlm(spec, name, values, *, unmasked=False) -> SymbolicTask:
     masked_list = values.get("masked")
     n_fixed = _int_or_none(values, N)
@@ -289,6 +303,7 @@ _BUILDERS: dict[str, Callable[..., SymbolicTask]] = {
     "bd3lm": _bd3lm,
     "xlnet": _xlnet,
     "causal_lm": _causal_lm,
+    "ar_merged": _ar_merged,
     "mlm": _mlm,
     "packed": _packed,
     "bad_butterfly_self": lambda s, nm, v: _butterfly(s, nm, v, self_=True),
