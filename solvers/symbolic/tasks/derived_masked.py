@@ -154,7 +154,7 @@ def _mae_published(spec, name, values) -> SymbolicTask:
 def masked_lists(task: SymbolicTask, model: z3.ModelRef, n: int) -> dict:
     """The masked set a Z3 model of one of these tasks chose at ``n`` (for re-checking a counterexample).
 
-    >>> s = z3.Solver(); f = z3.Function("masked", z3.IntSort(), z3.IntSort()); s.add(f(1) == 7, f(0) == 0)
+    >>> s = z3.Solver(); f = z3.Function("masked", z3.IntSort(), z3.IntSort()); s.add(f(1) == 7, f(0) == 0, f(2) == 0)
     >>> s.check(), masked_lists(None, s.model(), 3)
     (sat, {'masked': (1,)})
     """
