@@ -30,7 +30,7 @@ def _block_layout(values: dict) -> str:
 
 
 PAPER_RECIPES = (
-    Recipe("ar", lambda values: f"ar_merged:n={values['n']}", lambda values: "ar_merged",
+    Recipe("ar", lambda values: f"ar_merged:n={values['n']}", lambda values: "ar_merged", flex="ar_merged",
            finding="The merge of the ar family is causal attention on n - 1 positions (Li & Guo, §4).",
            doc="docs/families/ar.md"),
     Recipe("block", _block_layout,

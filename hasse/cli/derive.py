@@ -271,13 +271,8 @@ def _export_flex(result, recipe, values, args) -> dict:
     from hasse.theory.inputs.tasks import task_to_dict
     from hasse.theory.version import __version__
 
-    if recipe is None or recipe.flex is None:
-        raise InputError("--export flex needs a family given by formulas (a built-in family with a layout); for "
-                         "this one use --export npy or json (the merged mask at this n)", args.family)
-    if result.layout is None or not result.layout_same:
-        raise InputError(f"--export flex: the merge at these values has no closed-form layout"
-                         f"{' it matches' if result.layout else ''} (give the family's one-task parameters, "
-                         f"e.g. masked= or order=)", args.family)
+    if recipe is None or recipe.flex is None or result.layout is None or not result.layout_same:
+        return _export_table(result, args)  # no formula at these values: the merged mask at this n
     out = args.out
     if not out.endswith(".py"):
         raise InputError(f"--export flex writes a Python file: --out must end in .py, got {out}")
@@ -309,15 +304,43 @@ def _export_flex(result, recipe, values, args) -> dict:
     return entry
 
 
+def _export_table(result, args) -> dict:
+    """A family without formulas (or values without a layout): the merged mask as a table, valid at this n."""
+    import json
+
+    from hasse.theory.flex_table import table_source
+    from hasse.theory.inputs.tasks import task_to_dict
+
+    out = args.out
+    if not out.endswith(".py"):
+        raise InputError(f"--export flex writes a Python file: --out must end in .py, got {out}")
+    t = result.task
+    header = (f"# Written by `hasse derive {args.family} --export flex --out {os.path.basename(out)}`.\n"
+              f"# Train with it: size = positions({t.tokens}); block_mask = create_block_mask(make_mask_mod("
+              f"{t.tokens}), B=None, H=None, Q_LEN=size, KV_LEN=size)\n")
+    _write(out, (header + table_source(t.mask, tokens=t.tokens, label=result.family)).encode())
+    call = f"make_mask_mod({t.tokens})"
+    task_file = out[:-3] + ".task.json"
+    task = task_to_dict(t)
+    task["mask"] = f"{os.path.basename(out)}:{call}"
+    _write(task_file, (json.dumps(task) + "\n").encode())
+    return {"format": "flex", "file": out, "task_file": task_file, "call": call, "positions": t.size,
+            "table": True, "equiv": None, "at_n": _check_file_at_n(out, call, t),
+            "gpu_check": f"hasse gpu-check {task_file} --trust-code --backend flex"}
+
+
 def _equiv(path: str, symbolic: str, assume, timeout) -> dict:
     from hasse.solvers.symbolic.claim_runs import prove_equivalent
     from hasse.solvers.symbolic.resolve import parse_assume
 
     command = (f"hasse equiv {path}:make_mask_mod {symbolic}" +
                "".join(f" --assume {a}" for a in assume))
+    from hasse.theory.atomic_file import guard_outputs
+
     try:
-        run = prove_equivalent(f"{path}:make_mask_mod", symbolic, assume=parse_assume(list(assume)),
-                               timeout=timeout)
+        with guard_outputs({}):  # the file this command just wrote, read back on purpose
+            run = prove_equivalent(f"{path}:make_mask_mod", symbolic, assume=parse_assume(list(assume)),
+                                   timeout=timeout)
     except InputError as exc:
         return {"command": command, "verdict": "unknown", "reason": str(exc)}
     v = run.verdict
@@ -329,12 +352,14 @@ def _check_file_at_n(path: str, call: str, layout) -> dict:
     """The written file run at this n (as `hasse analyze FILE.py:CALL --n SIZE` does) against the layout's mask."""
     import numpy as np
 
+    from hasse.theory.atomic_file import guard_outputs
     from hasse.theory.inputs.masks import read_grid
     from hasse.theory.inputs.reading import Reading
     from hasse.theory.user_code import ARGUMENT
 
     try:
-        grid = read_grid(f"{path}:{call}", Reading(n=layout.size, code=ARGUMENT))[0].matrix
+        with guard_outputs({}):  # the file this command just wrote, read back on purpose
+            grid = read_grid(f"{path}:{call}", Reading(n=layout.size, code=ARGUMENT))[0].matrix
     except InputError as exc:
         return {"verdict": "unknown", "reason": str(exc)}
     same = bool(np.array_equal(np.asarray(grid, dtype=bool), layout.mask))

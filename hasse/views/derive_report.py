@@ -106,9 +106,12 @@ def derive_text(result, recipe, values, report, code, args) -> str:
         lines.append(f"export: {export['format']} written to {export['file']} ({export['positions']} positions)")
         if export["format"] == "flex":
             at = export["at_n"]
-            lines.append(f"  the file at n = {t.tokens}: {at['verdict']} to the layout's mask"
+            lines.append(f"  the file at n = {t.tokens}: {at['verdict']} to the derived mask"
                          + (f" ({at['differences']} pairs differ)" if at.get("differences") else ""))
             eq = export["equiv"]
+            if export.get("table"):
+                lines.append(f"  a table of the merged mask, valid at n = {t.tokens} only: the family has no "
+                             "formula for other n")
             if eq:
                 lines.append(f"  {eq['command']}: {eq['verdict'].upper()}")
                 lines.append(f"    {eq.get('statement') or eq.get('reason')}")
