@@ -72,6 +72,8 @@ def register(sub) -> None:
     p.add_argument("--out", metavar="FILE", help="where --export writes")
     p.add_argument("--png", metavar="FILE", help="draw the merged task (mask and Hasse diagram) to FILE and the "
                    f"first {MAX_TASKS_SHOWN} tasks to FILE_task<i> (.png, .svg or .pdf by the suffix)")
+    p.add_argument("--png-tasks", type=integer("--png-tasks", 0), default=MAX_TASKS_SHOWN, metavar="K",
+                   help=f"with --png: how many of the family's tasks to draw (default {MAX_TASKS_SHOWN})")
     p.add_argument("--json", action="store_true", help="print one JSON object and nothing else")
     p.add_argument("--no-proof", action="store_true", help="skip the proofs for every n (Z3)")
     p.add_argument("--minimum", choices=("auto", "yes", "no"), default="auto",
@@ -194,7 +196,7 @@ def run(args) -> int:
     if args.png:
         from hasse.views.derive_report import draw_derivation
 
-        draw_derivation(result, args.png)
+        draw_derivation(result, args.png, args.png_tasks)
     code = _exit_code(result, report)
     from hasse.views.derive_report import derive_json, derive_text
 

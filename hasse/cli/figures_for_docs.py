@@ -24,6 +24,16 @@ FIGURES: dict[str, list[str]] = {
     "leak_packed_window.png": ["leak", "bad_packed_window:lengths=200+200,window=16"],
     "synthesis.png": ["synthesize", "butterfly:n=8", "--layers", "2", "--no-gpu-check"],
 }
+# the family pages of docs/families/ (issue 25): each family's merged task, and its first task, by `hasse derive`
+DERIVE = {
+    "ar": "ar:n=5", "block": "block:n=6,block=2", "infill": "infill:n=4", "mae": "mae:n=6,masked=1+4",
+    "mae2d": "mae2d:h=2,w=3,masked=0+4", "masked_diffusion": "masked_diffusion:n=5,masked=1+2",
+    "any_order": "any_order:n=4,order=2+0+3+1", "fim": "fim:n=6,mode=psm,start=2,end=4", "mtp": "mtp:n=6,k=3",
+    "block_mixture": "block_mixture:n=4,blocks=1+2,context=causal",
+}
+for _name, _spec in DERIVE.items():
+    FIGURES[f"derive_{_name}.png"] = ["derive", _spec, "--no-proof", "--minimum", "no", "--png-tasks", "1"]
+del _name, _spec
 
 
 def regenerate(dest: Path = DOCS_IMG, names: list[str] | None = None) -> list[Path]:

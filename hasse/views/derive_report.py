@@ -117,7 +117,9 @@ def derive_text(result, recipe, values, report, code, args) -> str:
                 lines.append(f"    {eq.get('statement') or eq.get('reason')}")
             lines.append(f"  task file for real layers: {export['task_file']} ({export['gpu_check']})")
     if args.png:
-        lines.append(f"pictures written to {args.png} (merged task) and {task_picture(args.png, 1)} …")
+        drawn = min(args.png_tasks, len(result.tasks))
+        lines.append(f"pictures written to {args.png} (merged task)" +
+                     (f" and {task_picture(args.png, 1)} … ({drawn} task{'s' if drawn != 1 else ''})" if drawn else ""))
     lines.append("every verdict holds" if code == 0 else "a verdict FAILS" if code == 1 else
                  "a proof is unknown (exit 3)")
     return "\n".join(lines)
@@ -180,7 +182,9 @@ def task_picture(path: str, i: int) -> str:
     return f"{stem}_task{i}{ext}"
 
 
-def draw_derivation(result, path: str) -> None:
+def draw_derivation(result, path: str, tasks: int = MAX_TASKS_SHOWN) -> None:
+    """The merged task (mask and Hasse diagram; in the layout's order when it is the layout) to ``path``, the
+    first ``tasks`` tasks of the family to ``path_task<i>``."""
     from hasse.theory.analysis import mask_to_analysis
     from hasse.views.draw_hasse import draw_analysis
 
@@ -194,6 +198,6 @@ def draw_derivation(result, path: str) -> None:
         t, order = result.layout_task, f", drawn as {result.layout}"
     draw_analysis(mask_to_analysis(t.mask, names=named(t)), path,
                   title=f"derive({result.family}): merged task, {result.merged.nodes} nodes{order}")
-    for i, task in enumerate(result.tasks[:MAX_TASKS_SHOWN], start=1):
+    for i, task in enumerate(result.tasks[:tasks], start=1):
         draw_analysis(mask_to_analysis(task.mask, names=named(task)), task_picture(path, i),
                       title=f"task {i} of {len(result.tasks)}: {task.name}")
