@@ -287,7 +287,8 @@ def _export_flex(result, recipe, values, args) -> dict:
     header = (f"# Written by `hasse derive {args.family} --export flex --out {os.path.basename(out)}` (hasse "
               f"{__version__}).\n"
               f"# The derived mask of {result.family}: {result.layout} ({result.task.size} positions at n = {n}).\n"
-              f"# Proved equal to it for every n: hasse equiv {os.path.basename(out)}:make_mask_mod {symbolic}"
+              f"# Proved equal to it for every n: hasse equiv \"{os.path.basename(out)}:{proof_call(symbolic)}\" "
+              f"{symbolic}"
               f"{' ' + assume if assume else ''}\n"
               f"# Train with it:\n"
               f"#   from torch.nn.attention.flex_attention import create_block_mask, flex_attention\n"
@@ -331,17 +332,38 @@ def _export_table(result, args) -> dict:
             "gpu_check": f"hasse gpu-check {task_file} --trust-code --backend flex"}
 
 
+def proof_call(symbolic: str) -> str:
+    """``make_mask_mod(k=3, …)``: the factory called with the values the symbolic spec fixes, so that the
+    rest (n, the free parameters) is traced symbolic and the two sides quantify over the same values.
+
+    >>> proof_call("mtp_registers:k=3"), proof_call("block_mixture_merged:blocks=1+2,context=block")
+    ('make_mask_mod(k=3)', "make_mask_mod(blocks=(1, 2), context='block')")
+    >>> proof_call("butterfly")
+    'make_mask_mod'
+    """
+    from hasse.theory.catalog import get_entry, parse_spec, parse_value  # the catalogue: every entry registered
+
+    name, raw = parse_spec(symbolic)
+    entry = get_entry(name, "task")
+    items = []
+    for key, text in raw.items():
+        value = parse_value(entry.param(key), text, symbolic)
+        items.append(f"{key}={tuple(value)!r}" if isinstance(value, (list, tuple)) else f"{key}={value!r}")
+    return f"make_mask_mod({', '.join(items)})" if items else "make_mask_mod"
+
+
 def _equiv(path: str, symbolic: str, assume, timeout) -> dict:
     from hasse.solvers.symbolic.claim_runs import prove_equivalent
     from hasse.solvers.symbolic.resolve import parse_assume
 
-    command = (f"hasse equiv {path}:make_mask_mod {symbolic}" +
+    call = proof_call(symbolic)
+    command = (f"hasse equiv \"{path}:{call}\" {symbolic}" +
                "".join(f" --assume {a}" for a in assume))
     from hasse.theory.atomic_file import guard_outputs
 
     try:
         with guard_outputs({}):  # the file this command just wrote, read back on purpose
-            run = prove_equivalent(f"{path}:make_mask_mod", symbolic, assume=parse_assume(list(assume)),
+            run = prove_equivalent(f"{path}:{call}", symbolic, assume=parse_assume(list(assume)),
                                    timeout=timeout)
     except InputError as exc:
         return {"command": command, "verdict": "unknown", "reason": str(exc)}
