@@ -98,3 +98,18 @@ def _z3(tasks, k: int, timeout):
     if exact.status != SAT:
         return "refuted", None, f"Z3 finds no merged diagram of {k} nodes: the kit's is not one"
     return "proved", None, f"unsat at {k - 1} nodes, sat at {k} (Z3)"
+
+
+def verdict_of(checks) -> str | None:
+    """One verdict of the minimality checks: refuted if either refutes; proved if one proves (the two are
+    exact methods; the other may have run out of time); unknown if none decided; None if not run.
+
+    ``checks``: :meth:`MinimumCheck.to_json` dicts.
+
+    >>> verdict_of([{"verdict": "proved"}, {"verdict": "unknown"}]), verdict_of(None)
+    ('proved', None)
+    """
+    if checks is None:
+        return None
+    verdicts = {c["verdict"] for c in checks}
+    return "refuted" if "refuted" in verdicts else "proved" if "proved" in verdicts else "unknown"

@@ -59,6 +59,7 @@ unknown (time limit, solver).
 
 MAX_TASKS_SHOWN = 3  # tasks drawn by --png (hasse.views.derive_report shows as many as text)
 MINIMUM_AUTO = 60  # task nodes up to which the minimality checks run by default
+Z3_AUTO_SECONDS = 10.0  # Z3's budget per call in those default checks
 EXPORTS = ("flex", "npy", "json")
 
 
@@ -210,11 +211,14 @@ def run(args) -> int:
 
 
 def _minimum(result, args) -> list | None:
+    """Both minimality checks (auto: on families of at most MINIMUM_AUTO task nodes; Z3 with a budget of
+    Z3_AUTO_SECONDS there, --timeout or 60 s with --minimum yes)."""
     if args.minimum == "no" or (args.minimum == "auto" and result.merged.task_nodes > MINIMUM_AUTO):
         return None
     from hasse.solvers.derive_minimum import check_minimum
 
-    return [c.to_json() for c in check_minimum(result.tasks, timeout=args.timeout or 30.0)]
+    budget = args.timeout or (Z3_AUTO_SECONDS if args.minimum == "auto" else 60.0)
+    return [c.to_json() for c in check_minimum(result.tasks, timeout=budget)]
 
 
 def _prove(symbolic: str, timeout) -> dict:
@@ -392,8 +396,10 @@ def _check_file_at_n(path: str, call: str, layout) -> dict:
 
 
 def _exit_code(result, report) -> int:
+    from hasse.solvers.derive_minimum import verdict_of
+
     bad = (not result.leaks.leak_free or not result.served.consistent or result.layout_same is False
-           or any(c["verdict"] == "refuted" for c in report["minimum"] or ()))
+           or verdict_of(report["minimum"]) == "refuted")
     proof = report["proof"]
     export = report["export"] or {}
     equiv = export.get("equiv")
@@ -404,7 +410,8 @@ def _exit_code(result, report) -> int:
     if bad:
         return 1
     unknown = [x for x in (proof, equiv) if x and x["verdict"] == "unknown"]
-    unknown += [c for c in report["minimum"] or () if c["verdict"] == "unknown"]
+    if verdict_of(report["minimum"]) == "unknown":
+        unknown.append(report["minimum"])
     if export.get("at_n", {}).get("verdict") == "unknown":
         unknown.append(export["at_n"])
     return 3 if unknown else 0

@@ -84,11 +84,16 @@ def derive_text(result, recipe, values, report, code, args) -> str:
         lines.append(f"  minimum: not checked ({merged.task_nodes} task nodes; --minimum yes runs the quotient "
                      "search and Z3)")
     else:
-        lines.append("  minimum: " + "; ".join(f"{c['method']} {c['verdict']} ({c['why']}, {c['seconds']:.2f} s)"
+        from hasse.solvers.derive_minimum import verdict_of
+
+        lines.append(f"  minimum: {verdict_of(minimum).upper()}: " + "; ".join(f"{c['method']} {c['verdict']} ({c['why']}, {c['seconds']:.2f} s)"
                                               for c in minimum))
     if recipe is not None:
         lines.append("5. for every n:")
         proof = report["proof"]
+        if proof is not None and result.layout is None:
+            lines.append("  (the layout of one member's values — one masked set, one order, one split — for every n "
+                         f"and every such value; the merge above is checked at n = {t.tokens})")
         if proof is None:
             lines.append("  not proved (--no-proof)" if args.no_proof else "  no symbolic form")
         else:
@@ -165,7 +170,7 @@ def derive_json(result, recipe, values, report, code, args) -> dict:
         "coverage": str(result.coverage), "label_density": str(Fraction(len(t.supervised), t.size)),
         "serves_family": {"checked": result.served.checked, "missing": len(result.served.mismatches)},
         "layout": result.layout, "layout_isomorphic": result.layout_same,
-        "minimum": report["minimum"], "proof": report["proof"],
+        "minimum": report["minimum"], "minimum_verdict": _minimum_verdict(report["minimum"]), "proof": report["proof"],
         "published": [{"name": c.name, "source": c.source, "spec": c.spec, "positions": c.positions,
                        "pairs": c.pairs, "same": c.same, "why_not": c.why_not or None,
                        "leak_free": None if c.leaks is None else c.leaks.leak_free,
@@ -201,3 +206,9 @@ def draw_derivation(result, path: str, tasks: int = MAX_TASKS_SHOWN) -> None:
     for i, task in enumerate(result.tasks[:tasks], start=1):
         draw_analysis(mask_to_analysis(task.mask, names=named(task)), task_picture(path, i),
                       title=f"task {i} of {len(result.tasks)}: {task.name}")
+
+
+def _minimum_verdict(checks):
+    from hasse.solvers.derive_minimum import verdict_of
+
+    return verdict_of(checks)
