@@ -397,3 +397,90 @@ def test_a_planted_fim_leak_is_refuted():
     w = verdict.counterexample
     assert verdict.recheck == "confirmed", verdict.recheck
     assert not find_leaks(concrete(w["n"], w["params"]["start"], w["params"]["end"])).leak_free, w
+
+
+# --------------------------------------------------------------------------- FlexAttention files
+
+
+def _load_flex(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"flex_{name}", ROOT / "theory" / "flex" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("name", ["any_order", "fim"])
+def test_flex_files_are_standalone(name):
+    tree = ast.parse((ROOT / "theory" / "flex" / f"{name}.py").read_text())
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    assert not top, "no import at module level (torch is imported inside the factory)"
+    text = (ROOT / "theory" / "flex" / f"{name}.py").read_text()
+    assert "hasse" not in text.replace("hasse derive", "")
+    public = sorted(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and not n.name.startswith("_"))
+    assert public == (["make_mask_mod", "positions", "ranks"] if name == "any_order" else ["make_mask_mod", "positions"])
+
+
+def _flex_grid(mask_mod, size):
+    torch = pytest.importorskip("torch")
+    q = torch.arange(size)[:, None]
+    k = torch.arange(size)[None, :]
+    out = mask_mod(torch.tensor(0), torch.tensor(0), q, k)
+    return np.asarray(torch.broadcast_to(out, (size, size)).numpy(), dtype=bool)
+
+
+def test_flex_any_order_equals_the_layout_at_small_n():
+    torch = pytest.importorskip("torch")
+    flex = _load_flex("any_order")
+    for n in range(1, 7):
+        orders = list(itertools.permutations(range(n)))
+        for order in orders if len(orders) <= 24 else random.Random(n).sample(orders, 24):
+            rank = flex.ranks(order)
+            assert rank == [order.index(i) for i in range(n)]
+            layout = build_task(f"any_order_two_stream:order={plus(order)}").mask
+            assert flex.positions(n, rank) == layout.shape[0]
+            for given in (rank, tuple(rank), torch.tensor(rank)):
+                assert np.array_equal(_flex_grid(flex.make_mask_mod(n, given), 2 * n - 1), layout), order
+
+
+def test_flex_fim_equals_the_layout_at_small_n():
+    pytest.importorskip("torch")
+    flex = _load_flex("fim")
+    for n in range(2, 7):
+        for mode in ("psm", "spm"):
+            for s, e in splits(n):
+                layout = build_task(f"fim_causal:n={n},mode={mode},start={s},end={e}").mask
+                assert flex.positions(n, s, e, mode) == n - 1
+                assert np.array_equal(_flex_grid(flex.make_mask_mod(n, s, e, mode), n - 1), layout)
+    with pytest.raises(ValueError):
+        flex.make_mask_mod(4, 0, 4)
+
+
+def _equiv(call, spec, assume=None):
+    from hasse.solvers.symbolic.claim_runs import prove_equivalent
+
+    return prove_equivalent(call, spec, assume=assume).verdict
+
+
+def test_flex_files_are_proved_equal_to_the_layouts_for_every_n():
+    v = _equiv(f"{ROOT}/theory/flex/any_order.py:make_mask_mod", "any_order_two_stream", {"rank": "permutation"})
+    assert v.verdict == "proved" and "for all 1 <= n <= 2^31" in v.statement, v.reason
+    assert v.recheck.startswith("confirmed"), v.recheck
+    for mode in ("psm", "spm"):
+        v = _equiv(f"{ROOT}/theory/flex/fim.py:make_mask_mod(mode={mode!r})", f"fim_causal:mode={mode}")
+        assert v.verdict == "proved" and "for all 2 <= n <= 2^31" in v.statement, v.reason
+        assert v.recheck.startswith("confirmed"), v.recheck
+
+
+def test_a_wrong_flex_file_is_refuted(tmp_path):
+    good = (ROOT / "theory" / "flex" / "any_order.py").read_text()
+    bad = good.replace("(kv_idx < rank[token])", "(kv_idx <= rank[token])")
+    assert bad != good
+    (tmp_path / "bad_any_order.py").write_text(bad)
+    v = _equiv(f"{tmp_path}/bad_any_order.py:make_mask_mod", "any_order_two_stream", {"rank": "permutation"})
+    assert v.verdict == "refuted", v.reason
+    fim = (ROOT / "theory" / "flex" / "fim.py").read_text().replace("return q_idx >= kv_idx", "return q_idx >= kv_idx - 1")
+    (tmp_path / "bad_fim.py").write_text(fim)
+    assert _equiv(f"{tmp_path}/bad_fim.py:make_mask_mod(mode='spm')", "fim_causal:mode=spm").verdict == "refuted"
+    assert _equiv(f"{tmp_path}/bad_fim.py:make_mask_mod(mode='psm')", "fim_causal:mode=psm").verdict == "proved"
