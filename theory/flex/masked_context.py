@@ -1,4 +1,4 @@
-"""Masked context: the FlexAttention mask of the MAE and masked-diffusion families (hasse derive, issue 25).
+"""Masked context: the FlexAttention mask of the MAE and masked-diffusion families (derived, issue 25).
 
 A training sample of ``n`` tokens in their own order, some replaced by [MASK] (the masked set,
 given per sample as ``masked``: a length-n 0/1 or bool tensor, nonzero = masked). Each query
@@ -9,13 +9,13 @@ attends another masked token. Put the loss on the masked positions only.
     mask_mod = make_mask_mod(n, masked=masked)          # masked: 0/1 per token, on the device
     block_mask = create_block_mask(mask_mod, None, None, positions(n, masked), positions(n, masked))
 
-Standalone: no import of hasse, torch imported inside the factory only.
+Standalone: torch is imported inside the factory only.
 """
 
 
 def positions(n, masked=None):
     """Q_LEN = KV_LEN: the ``n`` tokens of the sample."""
-    return int(n)
+    return n
 
 
 def make_mask_mod(n, masked):
