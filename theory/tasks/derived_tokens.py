@@ -112,7 +112,8 @@ RECIPES: tuple = (
     Recipe(
         "block_mixture",
         _mixture_layout,
-        lambda values: f"block_mixture_merged:blocks={_plus(values['blocks'])},context={values.get('context', 'block')}",
+        lambda values: (f"block_mixture_merged:blocks={_plus(values['blocks'])},"
+                        f"context={values.get('context', 'block')}"),
         flex="block_mixture",
         flex_args=lambda values: (f"blocks=({', '.join(str(int(b)) for b in values['blocks'])},), "
                                   f"context={values.get('context', 'block')!r}"),
