@@ -173,7 +173,7 @@ def test_every_recipe_names_a_family_and_its_layout_builds():
         get_entry(r.family, "family")
         assert recipe_of(r.family) is r
         if r.flex:
-            from hasse.cli.derive import flex_source
+            from hasse.cli.derive_export import flex_source
 
             text = flex_source(r)
             assert "def make_mask_mod(" in text and "def positions(" in text and "import hasse" not in text
