@@ -567,3 +567,34 @@ def test_hasse_equiv_refutes_a_planted_flex_file(capsys, tmp_path):
     path.write_text(planted)
     code, out, err = run(capsys, "equiv", f"{path}:make_mask_mod(k=2)", "mtp_registers:k=2")
     assert code == 1 and "REFUTED" in out, out + err
+
+
+# --------------------------------------------------------------------------- the recipes
+
+
+@pytest.mark.parametrize("family,values", [
+    ("mtp", {"n": 5, "k": 3}),
+    ("block_mixture", {"n": 8, "blocks": (2, 4), "context": "block"}),
+    ("block_mixture", {"n": 4, "blocks": (1, 2), "context": "causal"}),
+])
+def test_recipes_name_the_layout_the_proof_the_export_and_the_published_designs(family, values):
+    from hasse.theory.derivations import recipe_of
+    from hasse.theory.derive import derive
+
+    recipe = recipe_of(family)
+    spec = ",".join(f"{k}={plus(v) if isinstance(v, tuple) else v}" for k, v in values.items())
+    result = derive(build_family(f"{family}:{spec}"), f"{family}:{spec}", recipe, values)
+    assert result.layout_same and result.leaks.leak_free and result.served.consistent
+    symbolic = recipe.symbolic(values)
+    assert "n=" not in symbolic and symbolic.split(":")[0] == result.layout.split(":")[0]
+    assert (ROOT / "theory" / "flex" / f"{recipe.flex}.py").exists()
+    module = _load(recipe.flex)
+    args = eval(f"dict({recipe.flex_args(values)})")  # the call the export writes
+    assert module.positions(values["n"], **args) == result.layout_task.size
+    verdicts = {c.spec: (c.same, c.leaks.leak_free, c.serves.consistent) for c in result.comparisons}
+    if family == "mtp":
+        assert verdicts == {"mutor:n=5,k=3,dmin=2": (True, True, True), "mutor:n=5,k=3,dmin=1": (False, True, True),
+                            "mtp_heads:n=5,k=3": (False, True, False)}
+    else:
+        serves = values["context"] == "block"  # BD3-LM's clean stream is block-causal
+        assert list(verdicts.values()) == [(False, True, serves)]
