@@ -484,3 +484,24 @@ def test_a_wrong_flex_file_is_refuted(tmp_path):
     (tmp_path / "bad_fim.py").write_text(fim)
     assert _equiv(f"{tmp_path}/bad_fim.py:make_mask_mod(mode='spm')", "fim_causal:mode=spm").verdict == "refuted"
     assert _equiv(f"{tmp_path}/bad_fim.py:make_mask_mod(mode='psm')", "fim_causal:mode=psm").verdict == "proved"
+
+
+def test_sigma_gpt_is_leak_free_but_does_not_serve_the_family():
+    """σ-GPT without its target ids: every prediction is made without the position of the token predicted."""
+    from hasse.theory.derive import derive
+    from hasse.theory.derivations import recipe_of
+
+    for order in itertools.permutations(range(3)):
+        t = build_task(f"sigma_gpt:order={plus(order)}")
+        assert t.inputs == tuple((f"x{v}", v) for v in order)
+        assert t.labels == tuple((order[p + 1],) for p in range(2)) + ((),)
+        assert find_leaks(t).leak_free
+    d = derive(build_family("any_order:n=3,order=2+0+1"), "any_order:n=3,order=2+0+1", recipe_of("any_order"),
+               {"n": 3, "order": (2, 0, 1)})
+    assert d.layout_same
+    by_name = {c.name.split(" (")[0]: c for c in d.comparisons}
+    assert set(by_name) == {"XLNet", "A3", "σ-GPT"}
+    assert by_name["σ-GPT"].same is False and by_name["XLNet"].same is False
+    assert by_name["XLNet"].serves.consistent and not by_name["σ-GPT"].serves.consistent
+    assert by_name["σ-GPT"].leaks.leak_free and by_name["XLNet"].leaks.leak_free
+    assert "2601.13228" in by_name["A3"].name and "not in the text found" in by_name["A3"].source

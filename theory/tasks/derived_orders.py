@@ -1,30 +1,16 @@
 """Families of `hasse derive` (issue 25): any-order autoregression, fill-in-the-middle (PSM, SPM).
 
-Each family is built from its rules (which token each position holds, which it predicts,
-what it attends), never from the merged layout; the derived layout is a catalogue task
-beside it; :data:`RECIPES` tells `hasse derive` how the two relate (theory.derivations).
+Each family is built from its rules, never from the merged layout; the derived layout is a
+catalogue task beside it; :data:`RECIPES` relates the two (theory.derivations). Position ids
+are token indices throughout.
 
-**Any-order autoregression** (σ-GPT, XLNet, A3). Position ids are token indices.
-
-- ``any_order:order=σ,k=K`` (``0 <= k <= n-1``): content positions ``0 … k-1``, position ``i``
-  holding ``(x_{σ(i)}, σ(i))`` and attending the content positions ``<= i``; then one query
-  ``([MASK], σ(k))`` attending every content position and itself, predicting ``x_{σ(k)}``.
-- family ``any_order:n=N[,order=σ]``: the tasks ``k = 0 … n-1`` of ``σ``; without ``σ`` every
-  distinct task of every order (a prefix of some order and the token after it:
-  ``Σ_{k<n} n!/(n-k-1)!`` tasks), refused beyond :data:`MAX_TASKS`.
-- ``any_order_two_stream:order=σ`` (``2n - 1`` positions, :mod:`theory.masks.any_order`):
-  the merge of one order's tasks.
-
-**Fill-in-the-middle** (Bavarian et al. 2022), split ``start``/``end`` (:mod:`theory.masks.fim`).
-
-- ``fim:n=N,mode=M,start=S,end=E,k=K`` (``S <= K < E``): the rearranged order up to the token
-  before ``x_K``, causal, each position holding its token at its token index; the last
-  predicts ``x_K``.
-- family ``fim:n=N,mode=M[,start=S,end=E]``: one split's tasks, or every split's distinct tasks.
-- ``fim_causal:n,mode,start,end``: causal on ``n - 1`` positions, position ``r`` holding the
-  ``r``-th token of the order, labelled with the next one where that is a middle token.
-- ``fim_published:n,mode,start,end``: the usual recipe, causal over all ``n`` rearranged
-  tokens with the next-token loss everywhere.
+- ``any_order:order=σ,k=K``: content ``x_{σ(0)} … x_{σ(k-1)}`` causal, one ``[MASK]`` query at
+  ``σ(k)`` reading them all and predicting ``x_{σ(k)}``; family ``any_order:n=N[,order=σ]`` (one
+  order, or every order's distinct tasks); derived ``any_order_two_stream:order=σ`` (2n − 1
+  positions); ``sigma_gpt:order=σ``, σ-GPT's stream without its target ids.
+- ``fim:n,mode,start,end,k``: the rearranged order (psm, spm) up to the token before ``x_k``,
+  causal, the last position predicting ``x_k``; family ``fim:n=N,mode=M[,start=S,end=E]``;
+  derived ``fim_causal`` (n − 1 positions, middle targets) and ``fim_published`` (the usual recipe).
 """
 
 from __future__ import annotations
@@ -35,7 +21,7 @@ from typing import Sequence
 
 import numpy as np
 
-from hasse.theory.derivations import Published, Recipe
+from hasse.theory.recipe import Published, Recipe
 from hasse.theory.errors import InputError
 from hasse.theory.mask import grid
 from hasse.theory.masks.any_order import make_any_order_two_stream, names as two_stream_names
@@ -167,6 +153,22 @@ def any_order_two_stream_task(order: Sequence[int]) -> Task:
     labels = [None] * (n - 1) + list(range(n))
     return make_task(n, inputs, labels, mask, name=f"any_order_two_stream:order={plus_joined(order)}",
                      names=two_stream_names(n))
+
+
+def sigma_gpt_task(order: Sequence[int]) -> Task:
+    """σ-GPT without its second position id: ``x_{σ(p)}`` at pos id ``σ(p)``, causal, ``p`` predicting ``x_{σ(p+1)}``.
+
+    σ-GPT also feeds each position the id ``σ(p+1)`` of the token it predicts; one symbol
+    holds one id here, so that id is left out (the model cannot know which token it predicts).
+
+    >>> sigma_gpt_task((2, 0, 1)).labels
+    ((0,), (1,), ())
+    """
+    order = _order(order)
+    n = len(order)
+    labels = [order[p + 1] for p in range(n - 1)] + [None]
+    return make_task(n, [(f"x{t}", t) for t in order], labels, grid(causal_mask, n),
+                     name=f"sigma_gpt:order={plus_joined(order)}", names=[f"x{t}" for t in order])
 
 
 def any_order_merge_positions(n: int) -> int:
@@ -318,6 +320,8 @@ ENTRIES: tuple = (  # catalogue entries (theory.spec.Entry), kind "task" or "fam
           (_N, _ORDER_OPTIONAL), any_order_family, "family"),
     Entry("any_order_two_stream", "derived any-order two-stream: content c_p = x_{σ(p)} (p < n-1), query g_i "
           "predicting x_i (2n-1 positions)", (_ORDER,), any_order_two_stream_task, "task"),
+    Entry("sigma_gpt", "σ-GPT's causal stream over the shuffled order, without its second (target) position id",
+          (_ORDER,), sigma_gpt_task, "task"),
     Entry("fim", "FIM member: the rearranged order (psm|spm) up to x_{k-1}, causal, predicting middle token x_k",
           (_N, _MODE, _START, _END, _K_FIM), fim_task, "task"),
     Entry("fim", "FIM family: one split's middle tokens, or every split's distinct tasks",
@@ -350,9 +354,17 @@ RECIPES: tuple = (  # theory.derivations.Recipe
         assume=("rank=permutation",),
         published=(
             Published("XLNet (Yang et al. 2019), two-stream attention",
-                      "zihangdai/xlnet modeling.py (_local_perm: perm_mask; two_stream_rel_attn): content "
-                      "sees rank <=, query sees rank <, each query itself",
+                      "zihangdai/xlnet data_utils.py _local_perm (perm_mask) and modeling.py two_stream_rel_attn "
+                      "(attn_mask_h: content sees rank <=; attn_mask_g: query sees rank <)",
                       lambda v: f"xlnet:order={plus_joined(o)}" if (o := _order_of(v)) else None),
+            Published("A3 (Du et al. 2026, arXiv 2601.13228), two-stream attention",
+                      "its abstract states a two-stream attention architecture over any token groups and orders; "
+                      "the mask is not in the text found, so modelled as XLNet's two streams (groups of one token)",
+                      lambda v: f"xlnet:order={plus_joined(o)}" if (o := _order_of(v)) else None),
+            Published("σ-GPT (Pannatier et al. 2024, arXiv 2404.09562), one causal stream, shuffled",
+                      "each token carries its own and the next token's position id; one id per symbol here, so "
+                      "compared without the next id (by structure only)",
+                      lambda v: f"sigma_gpt:order={plus_joined(o)}" if (o := _order_of(v)) else None),
         ),
         finding="One order's merge is XLNet's two streams without the content of the last token of the order "
                 "(its row and column: n pairs fewer); both are leak-free. Over every order the merge is a trie of "
