@@ -198,7 +198,7 @@ def test_one_split_merges_to_fim_causal(n):
             assert find_leaks(layout).leak_free and find_leaks(build_task(f"fim_published:{spec}")).leak_free
 
 
-@pytest.mark.parametrize("n", [2, 3, 4, 5])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 6])
 def test_every_split_merges_to_the_trie_of_rearranged_prefixes(n):
     for mode in ("psm", "spm"):
         contexts = []
@@ -209,6 +209,9 @@ def test_every_split_merges_to_the_trie_of_rearranged_prefixes(n):
         distinct = {tuple(c) for c in contexts}
         merged = family_to_merged_task(tasks)
         assert merged.task.size == len(_distinct_prefixes(distinct)), (n, mode)
+        from hasse.theory.tasks.derived_orders import fim_merge_positions
+
+        assert merged.task.size == fim_merge_positions(n, mode), (n, mode)
         assert find_leaks(merged.task).leak_free
 
 

@@ -65,13 +65,8 @@ def _any_order_member(n: int, prefix: Sequence[int], target: int, name: str) -> 
 def any_order_task(order: Sequence[int], k: int) -> Task:
     """Member ``k`` of the any-order family for the order ``σ``: predict ``x_{σ(k)}`` from ``x_{σ(0)} … x_{σ(k-1)}``.
 
-    Raises
-    ------
-    InputError
-        ``order`` is not a permutation of ``0 … n-1``, or ``k`` is outside ``0 … n-1``.
+    Raises InputError: ``order`` not a permutation of ``0 … n-1``, or ``k`` outside ``0 … n-1``.
 
-    Examples
-    --------
     >>> t = any_order_task((2, 0, 1), 2)
     >>> t.inputs, t.labels
     ((('x2', 2), ('x0', 0), ('[MASK]', 1)), ((), (), (1,)))
@@ -101,13 +96,8 @@ def any_order_family(n: int, order: Sequence[int] = ()) -> tuple[Task, ...]:
     Every order: each prefix ``σ(0) … σ(k-1)`` with its next token ``σ(k)`` once (tasks shared
     by several orders are one task), by length then lexicographically.
 
-    Raises
-    ------
-    InputError
-        ``order`` is not a permutation of ``0 … n-1``, or more than :data:`MAX_TASKS` tasks.
+    Raises InputError: ``order`` not a permutation of ``0 … n-1``, or more than :data:`MAX_TASKS` tasks.
 
-    Examples
-    --------
     >>> [t.size for t in any_order_family(3, (2, 0, 1))]
     [1, 2, 3]
     >>> len(any_order_family(3))
@@ -265,6 +255,18 @@ def fim_family(n: int, mode: str = "psm", start: int = -1, end: int = -1) -> tup
                 tasks.append(key)
     return tuple(_chain_task(n, ctx, k, f"fim:n={n},mode={mode},context={plus_joined(ctx)},next={k}")
                  for ctx, k in tasks)
+
+
+def fim_merge_positions(n: int, mode: str = "psm") -> int:
+    """Positions of the merge over every split (a trie of rearranged prefixes), by formula.
+
+    psm: the left prefixes ``0 … m`` (``n - 1``) and, per split with a suffix, the prefix then
+    the suffix cut anywhere, then the middle (``Σ_{j<n} j²``); spm: ``n(n - 1)``.
+
+    >>> [fim_merge_positions(n) for n in range(2, 7)], [fim_merge_positions(n, "spm") for n in range(2, 7)]
+    ([2, 7, 17, 34, 60], [2, 6, 12, 20, 30])
+    """
+    return n * (n - 1) if require_mode(mode) == "spm" else (n - 1) + (n - 1) * n * (2 * n - 1) // 6
 
 
 def fim_causal_task(n: int, mode: str, start: int, end: int) -> Task:
