@@ -203,10 +203,10 @@ def run(args) -> int:
     code = _exit_code(result, report)
     from hasse.views.derive_report import derive_json, derive_text
 
-    if args.json:
-        from hasse.views.output import emit_json
+    if args.json:  # on stdout only: derive's --out is the export's file, never the JSON object
+        from hasse.views.output import print_json, to_jsonable
 
-        emit_json(args, derive_json(result, recipe, values, report, code, args))
+        print_json(to_jsonable(derive_json(result, recipe, values, report, code, args)))
         return code
     print(derive_text(result, recipe, values, report, code, args))
     return code
