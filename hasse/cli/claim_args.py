@@ -22,9 +22,10 @@ def add_common_arguments(p) -> None:
                    help="batch size of a mask_mod that reads b: b is a parameter of the claim, 0 <= b < B "
                         "(without it, a mask_mod whose mask depends on b is refused)")
     p.add_argument("--assume", action="append", default=[], metavar="NAME=PROPERTY",
-                   help="a tensor NAME the mask_mod reads (a closure or global) stands for every tensor of length n "
-                        "with PROPERTY: nondecreasing, permutation or parents (repeatable; default: its values as "
-                        "given, the claim for n <= its length)")
+                   help="a tensor NAME the mask_mod reads (a closure or global), or a parameter NAME of a factory "
+                        "of n, stands for every int64 tensor of length n with PROPERTY: nondecreasing, permutation, "
+                        "parents or any (repeatable; default for a closure: its values as given, the claim for "
+                        "n <= its length)")
     p.add_argument("--param-range", action="append", default=[], metavar="NAME=LO..HI",
                    help="only values LO <= NAME <= HI (repeatable; NAME may be n)")
     p.add_argument("--timeout", type=float, metavar="S",

@@ -22,6 +22,15 @@ when no n, no parameter value allowed by the side conditions and no pair 0 <= q,
 < n makes them differ. Otherwise the smallest such n is reported, with the pair and
 what each mask says there, re-checked on the two concrete masks at that n.
 
+A factory of n (FILE.py:make_mask_mod(n, ...) beside positions(n, ...), as
+hasse derive --export flex writes) is traced for every n and every parameter
+it is not given literally, Q_LEN = KV_LEN = positions(n, ...); its parameters
+take the catalogue's symbols (block -> l), so it is compared with a spec at
+the same n and l. The statement's domain is both sides' side conditions (the
+spec's l >= 1, l | n): the factory must run on all of it -- where it raises,
+the claim is refuted ("the program fails"), never narrowed. A catalogue task
+with a symbolic form (a derived layout) is a MASK too: its mask.
+
 verdicts: proved (equivalent for every n of the statement), refuted (they differ:
 smallest n and the pair), unknown (timeout or solver "unknown", never counted as
 proved).
@@ -31,6 +40,9 @@ examples:
   hasse equiv sliding_window:w=4 sliding_window_distance:d=3      w keys = distance w-1: proved
   hasse equiv sliding_window:w=3 sliding_window_distance:d=3      differ from n = 4, pair (3, 0)
   hasse equiv masks.py:window_flex masks.py:window_ref --param-range n=1..100000
+  hasse equiv theory/flex/butterfly.py:make_mask_mod butterfly     a factory of n: proved
+  hasse equiv "theory/flex/block_two_stream.py:make_mask_mod(variant='clique')" block_two_stream:variant=clique
+  hasse equiv theory/flex/masked_context.py:make_mask_mod masked_context --assume masked=any
 
 exit status: 0 equivalent; 1 they differ (or the concrete re-check disagrees);
 3 unknown (timeout); 2 bad input, including a program that cannot be traced.

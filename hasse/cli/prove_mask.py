@@ -41,7 +41,17 @@ takes the divisor's sign. What torch refuses (bool - bool, a tensor in an if or 
 chained comparison, torch.minimum(t, 10)) is a program that cannot run: exit 2,
 naming your line. A tensor your mask_mod captures is read with its values (the
 claim is then for n <= its length) or, with --assume NAME=PROPERTY, as every
-tensor with that property. Every verdict is re-checked by running YOUR program
+tensor with that property.
+
+A factory of n (FILE.py:make_mask_mod whose first parameter is n, beside
+positions(n, ...) in the same file: a layout whose size depends on n) is traced
+for every n: n and each int parameter not given by a literal call
+(FILE.py:make_mask_mod(variant='clique')) are symbolic, named as the catalogue
+names them (block -> l); str/bool parameters are given literally; --assume
+NAME=PROPERTY for a parameter makes it an index tensor of length n. Where the
+factory raises (its own checks) is a failure of the program, never an
+assumption: the claim is refuted there unless the statement's side conditions
+(--task's, --param-range) exclude it. Every verdict is re-checked by running YOUR program
 (as hasse analyze FILE.py:fn --n N does) at every n <= 64, at n within 2 of each
 constant, and at 2^k +- 1 up to 2^20 on sampled positions: a program that differs
 from its traced formula is DISAGREES (a bug of the kit), exit 1.

@@ -125,7 +125,8 @@ def prove_equivalent(source_a: str, source_b: str, *, heads: int | None = None, 
     read = set(getattr(a, "tensors", {})) | set(getattr(b, "tensors", {}))
     for name in assume:
         if name not in read:
-            raise InputError(f"--assume {name}: neither mask reads a closure or global tensor named {name} (the "
+            raise InputError(f"--assume {name}: neither mask reads a closure or global tensor named {name} nor "
+                             f"has a factory parameter {name} (the "
                              f"tensors they read: {', '.join(sorted(read)) or 'none'})")
     parsed = []
     for mask in (a, b):

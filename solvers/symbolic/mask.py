@@ -224,7 +224,9 @@ def from_rule(name: str, make_rule: Callable[..., Callable], *, params: dict[str
 
 def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, batch: int | None = None,
                   indexes: Sequence[SymIndex] = (), extra_args: Sequence = (),
-                  assume: dict[str, str] | None = None, strict_assume: bool = True) -> SymbolicMask:
+                  assume: dict[str, str] | None = None, strict_assume: bool = True, setup: Callable | None = None,
+                  size=None, params: dict | None = None, n_value: int | None = None,
+                  raises: list | None = None) -> SymbolicMask:
     """A FlexAttention ``mask_mod(b, h, q_idx, kv_idx)`` for all ``n`` (``Q_LEN = KV_LEN = n``).
 
     The four inputs are int64 tensors: ``q_idx, kv_idx`` in ``0 … n - 1``, ``b`` and ``h`` in
@@ -241,6 +243,12 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
     ``assume`` maps a closure/global tensor of the program to a property
     (``nondecreasing``, ``permutation``, ``parents``): it is then an index tensor of length
     ``n`` with that property (:class:`SymIndex`), not its values.
+
+    A factory of ``n`` (:mod:`solvers.symbolic.catalog.factory`) passes ``setup`` (the factory
+    called on each path, :func:`~solvers.symbolic.trace.trace`), ``size`` (the term of its
+    ``positions``: ``Q_LEN = KV_LEN = size``), ``params`` (its symbolic parameters: key -> Z3
+    term, each within the domain bound), ``n_value`` (``n`` given literally) and ``raises``
+    (collects the paths on which the factory raises).
     """
     from hasse.theory.errors import InputError
 
@@ -250,11 +258,14 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
     if batch is not None:
         require_count("batch", batch, MAX_SYMBOLIC_VALUE, "b is a symbolic parameter of the statement", name)
     top = MAX_SYMBOLIC_VALUE
-    n = z3.Int(N)
+    n = z3.Int(N) if n_value is None else z3.IntVal(n_value)
+    size = n if size is None else size
+    own = dict(params or {})
     q, k, b, h = z3.Int("q0"), z3.Int("k0"), z3.Int("b0"), z3.Int("h0")
     b_top = min(batch, top) if batch is not None else top
     h_top = min(heads, top) if heads is not None else top
-    domain = [n >= 1, n <= top, q >= 0, k >= 0, q < n, k < n, b >= 0, b < b_top, h >= 0, h < h_top]
+    bounds = ([n >= 1, n <= top] if n_value is None else []) + [c for t in own.values() for c in (t >= -top, t <= top)]
+    domain = bounds + [q >= 0, k >= 0, q < size, k < size, b >= 0, b < b_top, h >= 0, h < h_top]
     indexed = {}
     for tensor, prop in (assume or {}).items():
         if prop not in ASSUMABLE:
@@ -263,10 +274,10 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
     args = [_input(b, (0, b_top - 1), "int64"), _input(h, (0, h_top - 1), "int64"),
             _input(q, (0, top - 1), "int64"), _input(k, (0, top - 1), "int64"), *extra_args]
     traced = trace(mask_mod, args, source=name, assumptions=domain, n=n, assume=indexed, flex=True,
-                   strict_assume=strict_assume)
-    conds = list(traced.conditions) + [n >= 1, n <= top]
+                   strict_assume=strict_assume, setup=setup, raises=raises)
+    conds = list(traced.conditions) + [c for c in bounds if not any(c.eq(x) for x in traced.conditions)]
     formula, obligations = traced.formula, list(traced.obligations)
-    params: dict = {}
+    params: dict = own
     if batch is not None:
         b_param = z3.Int("b")
         params["b"] = b_param
@@ -288,7 +299,7 @@ def from_mask_mod(name: str, mask_mod: Callable, *, heads: int | None = None, ba
         formula = z3.Or([z3.substitute(formula, (h, z3.IntVal(i))) for i in range(heads)])
         obligations = [(z3.Implies(z3.And(h >= 0, h < heads), ob), why) for ob, why in obligations]  # every head
     conds = [c for c in conds if not z3.is_true(z3.simplify(c))]
-    return SymbolicMask(name, n, n, params, z3.simplify(formula), q, k, conds, obligations,
+    return SymbolicMask(name, n, size, params, z3.simplify(formula), q, k, conds, obligations,
                         list(indexes) + traced.indexes, (),
                         describe_conditions(n, params, conds) + tensors_phrase(traced.tensors),
                         constants=set(traced.constants), tensors=dict(traced.tensors))
@@ -301,7 +312,7 @@ def tensors_phrase(tensors: dict) -> str:
 
 
 # --assume NAME=PROPERTY: the property of a closure tensor, as SymIndex names it
-ASSUMABLE = {"nondecreasing": "nondecreasing", "permutation": "bijection", "parents": "backward"}
+ASSUMABLE = {"nondecreasing": "nondecreasing", "permutation": "bijection", "parents": "backward", "any": "any"}
 
 
 def _reads(var, formula, obligations: list, facts: list, timeout_ms: int = 10_000) -> bool:

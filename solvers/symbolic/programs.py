@@ -189,18 +189,19 @@ class MaskModProgram(Program):
 
         return run(job, source=self.source, what="mask_mod", path=self.path)
 
-    def _one(self, fn, p: Point) -> np.ndarray:
+    def _one(self, fn, p: Point, size: int | None = None, lists: dict | None = None) -> np.ndarray:
         from hasse.theory.inputs.mask_mod import evaluate_mask_mod
 
-        fn = _with_values(fn, p.list_dict)
+        size = p.n if size is None else size
+        fn = _with_values(fn, p.list_dict if lists is None else lists)
         params = p.param_dict
         b = params.get("b", 0)
         heads = range(self.heads) if self.heads else (0,)
         out = None
         for h in heads:
-            _strict(fn, p, b, h)
+            _strict(fn, p, b, h, size)
             if p.rows is None:
-                m = evaluate_mask_mod(fn, p.n, source=self.source, fallback=self.fallback, b=b, h=h)
+                m = evaluate_mask_mod(fn, size, source=self.source, fallback=self.fallback, b=b, h=h)
             else:
                 rows, cols = np.asarray(p.rows, dtype=np.int64), np.asarray(p.cols, dtype=np.int64)
 
@@ -241,15 +242,16 @@ class MaskModProgram(Program):
         return run(job, source=self.source, what="mask_mod", path=self.path)
 
 
-def _strict(fn, p: Point, b: int, h: int) -> None:
+def _strict(fn, p: Point, b: int, h: int, size: int | None = None) -> None:
     """Raise :class:`ProgramFailure` where the program divides an integer by zero.
 
     torch raises there (``ZeroDivisionError``); numpy gives 0 with a warning, which the
     path of ``hasse analyze`` silences. The numpy call is repeated with that warning raised;
     anything else it raises is left to the ordinary path (and its torch fallback).
     """
-    rows = np.arange(p.n, dtype=np.int64) if p.rows is None else np.asarray(p.rows, dtype=np.int64)
-    cols = np.arange(p.n, dtype=np.int64) if p.cols is None else np.asarray(p.cols, dtype=np.int64)
+    size = p.n if size is None else size
+    rows = np.arange(size, dtype=np.int64) if p.rows is None else np.asarray(p.rows, dtype=np.int64)
+    cols = np.arange(size, dtype=np.int64) if p.cols is None else np.asarray(p.cols, dtype=np.int64)
     zero = np.zeros((), dtype=np.int64)
     try:
         with np.errstate(divide="raise"):

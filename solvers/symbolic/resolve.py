@@ -45,7 +45,7 @@ def parse_assume(items) -> dict[str, str]:
     >>> parse_assume(["doc=sorted"])
     Traceback (most recent call last):
     ...
-    hasse.theory.errors.InputError: --assume doc=sorted: PROPERTY must be one of nondecreasing, permutation, parents
+    hasse.theory.errors.InputError: --assume doc=sorted: PROPERTY must be one of nondecreasing, permutation, parents, any
     """
     from hasse.solvers.symbolic.mask import ASSUMABLE
 
@@ -131,11 +131,16 @@ def symbolic_task(source: str, mask=None):
             return None
         return dataclasses.replace(t, mask=mask_grid(mask, n, {k: v for k, v in params.items() if k in mask.params}))
 
+    # the task's own side conditions (l >= 1, l | n) stay the domain: the task is defined there only, and a
+    # factory of n read through it must run on all of it (its raises are obligations, checked there)
+    domain = [c for c in task.mask.conditions if not any(c.eq(x) for x in mask.conditions)]
     extra = [i for i in task.mask.indexes if all(i is not j for j in mask.indexes)]  # the task's own index
     if extra:  # tensors (packed's doc) stay declared: their axioms come with the mask's facts
         mask = dataclasses.replace(mask, indexes=list(mask.indexes) + extra)
     return dataclasses.replace(task, mask=mask, concrete=concrete if own is not None else None,
-                               name=f"{task.name} through {mask.name}")
+                               name=f"{task.name} through {mask.name}",
+                               conditions=list(task.conditions) + [c for c in domain
+                                                                   if not any(c.eq(x) for x in task.conditions)])
 
 
 def own_task(source: str, claim: str):

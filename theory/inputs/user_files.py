@@ -132,7 +132,7 @@ def _import_in_package(path: str, root: str, dotted: str):
     return module
 
 
-def resolve_function(path: str, function: str, source: str, permission) -> Callable:
+def resolve_function(path: str, function: str, source: str, permission, imported: Callable | None = None) -> Callable:
     """The mask_mod that ``function`` names in ``path``: a function, or what a factory call returns.
 
     ``function`` is a name (``sliding``) or a call with literal arguments
@@ -141,15 +141,16 @@ def resolve_function(path: str, function: str, source: str, permission) -> Calla
     name whose function cannot take those four arguments is refused as a factory
     named without its call (:func:`theory.inputs.calls.factory_problem`).
     ``permission``: as :func:`import_function`. Call it inside a bounded run
-    (:func:`theory.user_code.run`): the file and the factory are the user's code.
+    (:func:`theory.user_code.run`): the file and the factory are the user's code. ``imported``: the
+    function (or factory) ``function`` names, when the caller has imported it already.
     """
     if "(" not in function:
-        fn = import_function(path, function, source, permission)
+        fn = imported if imported is not None else import_function(path, function, source, permission)
         if problem := factory_problem(fn, function, path):
             raise InputError(problem, source)
         return fn
     name, args, kwargs = parse_call(function, source)  # before the file runs: bad arguments never execute it
-    factory = import_function(path, name, source, permission)
+    factory = imported if imported is not None else import_function(path, name, source, permission)
     try:
         fn = factory(*args, **kwargs)
     except InputError:

@@ -44,12 +44,14 @@ import z3
 from hasse.solvers.symbolic.catalog.indexed import Ancestry, _ancestors, _indexed, fix_index, index_instances
 from hasse.solvers.symbolic.catalog.traced import SYMBOL, _TRACED, _statement, _traced, where_zero  # noqa: F401
 from hasse.solvers.symbolic.mask import N, SymbolicMask, _free_constants, from_mask_mod
+from hasse.solvers.symbolic.catalog.factory import FactoryProgram, is_factory_of_n, trace_factory
 from hasse.solvers.symbolic.programs import CatalogProgram, MaskModProgram
 from hasse.solvers.symbolic.terms import Untraceable
 from hasse.solvers.symbolic.trace import TraceError
 from hasse.theory.catalog import canonical_keys, get_entry, parse_spec, parse_value
 from hasse.theory.errors import InputError
-from hasse.theory.inputs.user_files import resolve_function
+from hasse.theory.inputs.calls import parse_call
+from hasse.theory.inputs.user_files import import_function, resolve_function
 from hasse.theory.user_code import require_permission, run_here
 
 
@@ -82,6 +84,8 @@ def symbolic_mask(spec: str) -> SymbolicMask:
     """
     source = spec.strip()
     name, raw = parse_spec(spec)
+    if name not in names() and _task_only(name):
+        return task_mask(source)
     entry = get_entry(name, "mask", source)
     if name not in names():
         raise InputError(f"{name} has no symbolic form yet; symbolic masks: {', '.join(names())}", source)
@@ -111,6 +115,34 @@ def symbolic_mask(spec: str) -> SymbolicMask:
     rule = _TRACED[name][:2] if name in _TRACED else None  # the re-check runs the catalogue's builder and rule
     mask.program = CatalogProgram(source, rule)
     return mask
+
+
+def _task_only(name: str) -> bool:
+    """Whether ``name`` is a catalogue task with a symbolic form and no catalogue mask of that name."""
+    from hasse.solvers.symbolic.tasks import TASKS
+    from hasse.theory.spec import _REGISTRY
+
+    return name in TASKS and ("mask", name) not in _REGISTRY and ("task", name) in _REGISTRY
+
+
+def task_mask(spec: str) -> SymbolicMask:
+    """The mask of the catalogue task ``spec`` (one with a symbolic form, :func:`solvers.symbolic.tasks.symbolic_task`)
+    as MASK: ``hasse equiv FILE.py:make_mask_mod masked_context --assume masked=any`` compares a file with a
+    derived layout that is a task only. Its side conditions are the task's (mask's and its own); its index
+    tensors (``masked``, ``rank``) are the task's Z3 functions, so a factory's argument of the same name is the
+    same tensor. The re-check runs what the task's builder gave its mask (its rule, or the concrete task).
+
+    >>> m = task_mask("butterfly")
+    >>> m.size, m.statement
+    (3*n - 2, 'for all 1 <= n <= 2^31')
+    """
+    from hasse.solvers.symbolic.tasks import symbolic_task
+
+    task = symbolic_task(spec)
+    mask = task.mask
+    extra = [c for c in task.conditions if not any(c.eq(x) for x in mask.conditions)]
+    return replace(mask, conditions=list(mask.conditions) + extra, name=spec.strip(),
+                   statement=task.statement or mask.statement)
 
 
 def _named_symbols(mask: SymbolicMask, shared: dict[str, str], fixed_n: bool) -> SymbolicMask:
@@ -157,12 +189,52 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
     """
     source = f"{path}:{fn}"
     require_permission(code, source)
-    mask = run_here(lambda: from_mask_mod(source, resolve_function(path, fn, source, code), heads=heads,
-                                          batch=batch, assume=assume, strict_assume=strict_assume),
-                    source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
+    factory: list = []  # set by the job when fn names a factory of n (solvers.symbolic.catalog.factory)
+
+    def job():
+        factory.clear()
+        name, args, kwargs = parse_call(fn, source) if "(" in fn else (fn, (), {})
+        obj = import_function(path, name, source, code)
+        if is_factory_of_n(obj):
+            factory.append(True)
+            return trace_factory(source, obj, name, args, kwargs, path=path, assume=assume, heads=heads,
+                                 batch=batch, strict_assume=strict_assume)
+        return from_mask_mod(source, resolve_function(path, fn, source, code, imported=obj), heads=heads,
+                             batch=batch, assume=assume, strict_assume=strict_assume)
+
+    mask = run_here(job, source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
     # the re-check runs this program as `hasse analyze FILE.py:fn --n N` does (fallback: torch, from the CLI)
-    mask.program = MaskModProgram(path, fn, source, code, heads, fallback)
+    mask.program = (FactoryProgram(path, fn, source, code, heads, fallback, assume) if factory
+                    else MaskModProgram(path, fn, source, code, heads, fallback))
     return mask
+
+
+def symbolic_factory(path: str, fn_or_call: str, *, assume: dict | None = None, code=None,
+                     fallback=None) -> SymbolicMask:
+    """The mask_mod factory of ``n`` ``fn_or_call`` of the file ``path`` for every ``n`` (and parameter).
+
+    ``fn_or_call``: ``"make_mask_mod"`` or a call with literal arguments (``"make_mask_mod(variant='clique')"``);
+    ``n`` and the parameters it does not give are symbolic (:mod:`solvers.symbolic.catalog.factory`: names,
+    defaults, and what a raise of the factory becomes). ``assume``: ``{NAME: PROPERTY}`` as ``--assume``
+    (PROPERTY a key of :data:`~solvers.symbolic.mask.ASSUMABLE`: ``any``, ``permutation``, …), for a
+    parameter or a closure tensor. ``code``: the permission to run the file (:data:`theory.user_code.ARGUMENT`
+    for a path the caller names; None: refused). ``fallback``: the torch evaluation of the re-check (None: the
+    registered one, :func:`theory.inputs.hooks.fallback`). A function that is not a factory of ``n`` is
+    refused in one line (:class:`~theory.errors.InputError`; use :func:`symbolic_mask_mod`). A trace error is
+    :class:`~solvers.symbolic.trace.TraceError` / :class:`~solvers.symbolic.terms.Untraceable`, as there.
+    """
+    from hasse.theory.inputs.hooks import fallback as registered
+
+    source = f"{path}:{fn_or_call}"
+    require_permission(code, source)
+    name = parse_call(fn_or_call, source)[0] if "(" in fn_or_call else fn_or_call
+    obj = run_here(lambda: is_factory_of_n(import_function(path, name, source, code)), source=source,
+                   what="mask_mod", path=path)
+    if not obj:
+        raise InputError(f"{name} is not a factory of n (its first parameter must be n, beside positions(n, …))",
+                         source)
+    return symbolic_mask_mod(path, fn_or_call, code=code, fallback=fallback if fallback is not None else registered(),
+                             assume=assume)
 
 
 def free_names(mask: SymbolicMask) -> set[str]:
@@ -174,4 +246,5 @@ def free_names(mask: SymbolicMask) -> set[str]:
     return {str(c) for c in _free_constants(mask.formula)}
 
 
-__all__ = ["Ancestry", "fix_index", "free_names", "index_instances", "names", "symbolic_mask", "symbolic_mask_mod", "Untraceable"]
+__all__ = ["Ancestry", "fix_index", "free_names", "index_instances", "names", "symbolic_factory", "symbolic_mask",
+           "symbolic_mask_mod", "Untraceable"]

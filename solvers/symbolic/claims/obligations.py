@@ -69,8 +69,11 @@ def check_obligations(mask: SymbolicMask, conds: list, timeout: float | None = D
         return None
     params = _params_of(mask) if params is None else params
     q, k = z3.Ints("q_fails k_fails")
-    base = list(conds) + [mask.inside(q, k)] + mask.facts([(q, k)])
-    fails = [z3.Not(z3.substitute(ob, (mask.q, q), (mask.k, k))) for ob, _why in mask.obligations]
+    base = list(conds) + mask.facts([(q, k)])
+    # an obligation on positions fails at a pair inside the grid; one on n and the parameters alone (a factory
+    # of n that raises, positions(n) < 1: solvers.symbolic.catalog.factory) fails there even if the grid is empty
+    fails = [z3.And(mask.inside(q, k), z3.Not(z3.substitute(ob, (mask.q, q), (mask.k, k)))) if _on_positions(ob, mask)
+             else z3.And(q == 0, k == 0, z3.Not(ob)) for ob, _why in mask.obligations]
     query = base + [z3.Or(fails)]
     status, model, reason, _ = _solve(query, timeout)
     if status == UNSAT:
@@ -104,6 +107,12 @@ def check_obligations(mask: SymbolicMask, conds: list, timeout: float | None = D
     reason = f"the program fails: {why} at n = {n}{_ptext(values)}, pair ({pq}, {pk}){at} (torch raises there)" + \
         _uncertain(cx, note or pair_note)
     return Failure(REFUTED, reason, cx, _recheck_failure(mask, cx))
+
+
+def _on_positions(ob, mask: SymbolicMask) -> bool:
+    """Whether the obligation ``ob`` names a position (``q0``, ``k0``, ``b0``, ``h0``): then it is checked on the grid."""
+    names = {str(mask.q), str(mask.k), "b0", "h0"}
+    return any(str(c) in names for c in _constants(ob))
 
 
 def _recheck_failure(mask: SymbolicMask, cx: dict) -> str:

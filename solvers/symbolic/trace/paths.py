@@ -33,7 +33,8 @@ def _deadline_spent() -> bool:
 
 def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int = MAX_PATHS,
           source: str | None = None, setup: Callable | None = None, n=None, assume: dict | None = None,
-          flex: bool = False, strict_assume: bool = True) -> Traced:
+          flex: bool = False, strict_assume: bool = True, value: Callable | None = None,
+          raises: list | None = None) -> Traced:
     """The formula of ``program(*args)`` for symbolic ``args`` (SymInt; plain values stay concrete).
 
     ``flex``: the program is a FlexAttention mask_mod, whose result must be a bool tensor
@@ -54,6 +55,14 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
     (its own ``try``/``except``, around the tracer's signal or its own error) is refused:
     only the path Python would take with real tensors may be traced, and the handler hides
     which one that is.
+
+    ``value(result)``, if given, turns each path's result into a Z3 term instead of
+    :func:`mask_value` (an integer: a factory's ``positions(n)``); ``Traced.values`` lists
+    ``(path condition, term)`` of each path and the formula is their ``If`` chain.
+    ``raises``, if given, is a list that collects ``(path condition, why)`` of each feasible
+    path on which the program raises an exception of its own (a factory's ``raise
+    ValueError`` for values it refuses) instead of refusing the program: the caller makes
+    each a failure (an obligation ``not path condition``), never a hypothesis.
     """
     from hasse.theory.deadline import tick
 
@@ -99,7 +108,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                 bound = [_bound(a, tracer) for a in args]
                 result = run(*bound)
                 try:
-                    value = mask_value(result, flex)  # flex: a mask_mod must return a bool tensor
+                    out = value(result) if value is not None else mask_value(result, flex)  # flex: a bool tensor
                 except Untraceable as exc:  # about what the program returns: named at its def line
                     code = getattr(inner, "__code__", None)
                     if code is not None:
@@ -123,9 +132,22 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                                    "unknown") from None
             raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's own error: one line, never a traceback
-            raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
+            if raises is None or isinstance(exc, SystemExit):
+                raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
+            if tracer.raised:  # it caught the tracer's own signal before raising: not the path Python runs
+                raise TraceError(f"{_where_in(exc, files, codes)}: the program catches the tracer's signal (a "
+                                 "try/except around traced code) and raises: not modelled") from None
+            text = clip(" ".join(str(exc).split()), 160)
+            raises.append((tracer.path_condition(), f"{_where_in(exc, files, codes)}: the program raises "
+                                                     f"{type(exc).__name__}" + (f": {text}" if text else "")))
+            failed = True
+        else:
+            failed = False
         finally:
             RUNNING.pop()
+        if failed:  # this path raises (collected above); its other sides are still traced
+            _queue_alternatives(tracer, prefix, pending)
+            continue
         caught = [e for e in tracer.raised] + [e for e, _ in watch.seen]
         if caught and _deadline_spent():  # the time limit's own TimeoutError, swallowed by the program's handler
             raise TraceTimeout(f"{source or 'the mask'}: tracing stopped at the time limit: unknown")
@@ -137,7 +159,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                     else f"{type(first).__name__}" + (f": {clip(str(first), 80)}" if str(first) else ""))
             raise TraceError(f"{at}: the program catches {what} (a try/except around traced code): not modelled; "
                              "only the path Python runs with real tensors may be traced".replace("\n", " "))
-        joined.append(z3.And(tracer.path_condition(), value))
+        joined.append(z3.And(tracer.path_condition(), out) if value is None else (tracer.path_condition(), out))
         conditions.extend(c for c in tracer.assumptions[len(assumptions):] if not any(c.eq(x) for x in conditions))
         obligations.extend(tracer.obligations)
         indexes.extend(a for a in args if isinstance(a, SymIndex) and a not in indexes)
@@ -149,19 +171,34 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
             if index.lookups:
                 tensors[name] = f"every {_PROPERTY_WORDS.get(index.prop, index.prop)} {name} of length n"
         seen_tensors |= tracer.tensor_names
-        decisions = [d for _, d in tracer.taken]
-        conds = [c for c, _ in tracer.taken]
-        for i in range(len(prefix), len(decisions)):
-            alternative = decisions[:i] + [not decisions[i]]
-            if tracer.branch_feasible(alternative, conds[:i + 1]):
-                pending.append(alternative)
+        _queue_alternatives(tracer, prefix, pending)
     missing = sorted(set(assume) - seen_tensors)
     if missing and strict_assume:
         reads = ", ".join(sorted(seen_tensors)) or "none"
-        raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: the program reads no closure or global "
-                         f"tensor named {missing[0]} (the tensors it reads: {reads})")
+        raise TraceError(f"{source or 'the mask'}: --assume {missing[0]}: {missing[0]} is no parameter of a factory "
+                         f"of n, and the program reads no closure or global tensor named {missing[0]} (the tensors "
+                         f"it reads: {reads})")
+    if value is not None:  # one term per path: the If chain over the (disjoint) path conditions
+        if not joined:
+            return Traced(z3.IntVal(0), conditions, obligations, indexes, paths, constants, tensors, [])
+        term = joined[-1][1]
+        for pc, v in reversed(joined[:-1]):
+            term = z3.If(pc, v, term)
+        return Traced(z3.simplify(term), conditions, obligations, indexes, paths, constants, tensors, joined)
+    if not joined:  # every path raises (collected in ``raises``)
+        return Traced(z3.BoolVal(False), conditions, obligations, indexes, paths, constants, tensors)
     formula = z3.simplify(z3.Or(joined)) if len(joined) > 1 else z3.simplify(joined[0])
     return Traced(formula, conditions, obligations, indexes, paths, constants, tensors)
+
+
+def _queue_alternatives(tracer: Tracer, prefix: list, pending: list) -> None:
+    """Queue the other side of every decision this run took after ``prefix``, where Z3 says it can happen."""
+    decisions = [d for _, d in tracer.taken]
+    conds = [c for c, _ in tracer.taken]
+    for i in range(len(prefix), len(decisions)):
+        alternative = decisions[:i] + [not decisions[i]]
+        if tracer.branch_feasible(alternative, conds[:i + 1]):
+            pending.append(alternative)
 
 
 def _noting_lines(tracer: Tracer, lines: list, files, codes):
@@ -178,7 +215,8 @@ def _noting_lines(tracer: Tracer, lines: list, files, codes):
     return noted
 
 
-_PROPERTY_WORDS = {"nondecreasing": "nondecreasing", "bijection": "permutation", "backward": "parent array"}
+_PROPERTY_WORDS = {"nondecreasing": "nondecreasing", "bijection": "permutation", "backward": "parent array",
+                   "any": "int64 tensor"}
 
 
 def _bound(a, tracer: Tracer):

@@ -37,6 +37,7 @@ def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
     if key not in memo:
         glb = dict(fn.__globals__)
         memo[key] = glb
+        glb["__builtins__"] = _shimmed_builtins(glb.get("__builtins__"))
         checks = _checks(tracer)
         for name, value in list(glb.items()):
             if name.startswith("__"):
@@ -57,6 +58,24 @@ def rebind(fn: Callable, tracer: Tracer, memo: dict | None = None) -> Callable:
                              else rebind(value, tracer, memo))
     glb = memo[key]
     return _rebound(fn, glb, tracer, memo)
+
+
+def _shimmed_builtins(builtins) -> dict:
+    """The program's builtins with ``__import__`` giving the shims for ``numpy`` and ``torch``: a factory that
+    imports torch inside its body (``import torch`` in make_mask_mod, as theory/flex files do) meets the
+    shim, as a module-level import does; every other import is Python's own."""
+    import builtins as _b
+
+    table = dict(vars(builtins) if isinstance(builtins, types.ModuleType) else (builtins or vars(_b)))
+    real = table.get("__import__", _b.__import__)
+
+    def shimmed_import(name, globals=None, locals=None, fromlist=(), level=0):  # noqa: A002 (Python's names)
+        if level == 0 and name in ("torch", "numpy"):
+            return TORCH_SHIM if name == "torch" else NUMPY_SHIM
+        return real(name, globals, locals, fromlist, level)
+
+    table["__import__"] = shimmed_import
+    return table
 
 
 # never traced: numpy, torch (but its mask helpers), z3 and the kit's own tracer; the stdlib neither (below)

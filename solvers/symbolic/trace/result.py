@@ -33,3 +33,4 @@ class Traced:
     paths: int = 1
     constants: set = field(default_factory=set)  # every concrete Python int that met a symbolic value (Tracer.constants)
     tensors: dict = field(default_factory=dict)  # closure/global tensors looked up: name -> "as given" or the property assumed
+    values: list = field(default_factory=list)  # trace(value=…): (path condition, term) of each path
