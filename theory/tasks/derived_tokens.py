@@ -99,7 +99,8 @@ RECIPES: tuple = (
                       "nasosger/MuToR language_modeling/src/args_mutor.py (min_offset = 0, max_offset = 3)",
                       lambda values: f"mutor:n={values['n']},k={values['k']},dmin=1"),
             Published("k output heads on the causal trunk (Gloeckle et al. 2024, arXiv 2404.19737)",
-                      "the paper's method: a shared causal trunk and k independent output heads, head j predicting x_{i+j} at i",
+                      "the paper's method: a shared causal trunk and k independent output heads, "
+                      "head j predicting x_{i+j} at i",
                       lambda values: f"mtp_heads:n={values['n']},k={values['k']}"),
         ),
         finding=("The merge of the multi-token family is the causal content stream plus one stream of "
