@@ -450,3 +450,23 @@ def test_flex_file_proved_equal_to_the_layout_for_every_n(tmp_path):
     bad.write_text(BAD_FLEX)
     run = prove_equivalent(f"{bad}:make_mask_mod", "masked_context", assume=parse_assume(["masked=any"]))
     assert run.verdict.verdict == REFUTED, run.verdict.reason
+
+
+@pytest.mark.parametrize("spec,fragment", [("masked_context:masked=1", "needs n= too"),
+                                           ("mae_published:n=3,masked=0+1+2", "at least one must stay visible"),
+                                           ("masked_context:n=3,masked=3", "out of range"),
+                                           ("mae_published:n=1", "no value satisfies")])
+def test_symbolic_specs_refused_in_one_line(spec, fragment):
+    from hasse.solvers.symbolic.tasks import symbolic_task
+
+    with pytest.raises(InputError) as err:
+        symbolic_task(spec)
+    assert fragment in str(err.value) and "\n" not in str(err.value)
+
+
+def test_symbolic_layout_at_one_n_for_every_set():
+    from hasse.solvers.symbolic.claims import PROVED, prove_leak_free
+    from hasse.solvers.symbolic.tasks import symbolic_task
+
+    v = prove_leak_free(symbolic_task("masked_context:n=4"))
+    assert v.verdict == PROVED and "at n = 4" in v.statement and v.recheck.startswith("confirmed"), v

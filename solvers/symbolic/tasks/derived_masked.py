@@ -30,6 +30,7 @@ from hasse.solvers.symbolic.task import SymbolicTask
 from hasse.solvers.symbolic.tasks.families import _inside_tokens, _task, _traced
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
 from hasse.theory.errors import InputError
+from hasse.theory.masks.masked_context import masked_flags
 from hasse.theory.params import require_positive
 from hasse.theory.spec import plus_joined
 
@@ -106,11 +107,14 @@ def _concrete(name: str, fixed: dict):
 
 def _masked_task(spec: str, name: str, values: dict, factory, *, low: int = 1, holds_masked: bool = False,
                  concrete=None) -> SymbolicTask:
-    """The builder of both tasks; ``holds_masked`` (a planted bug for the tests): a masked position holds x_p too."""
+    """The builder of both tasks; ``low``: the least ``n`` (MAE keeps a visible token: 2); ``holds_masked`` (a planted
+    bug for the tests): a masked position holds ``x_p`` too."""
     chosen = values.get("masked")
     n_fixed = None if values.get(N) is None else int(values[N])
     if chosen is not None and n_fixed is None:
         raise InputError(f"{name} with masked= needs n= too (the set fixes the flag of every token)")
+    if chosen is not None:
+        masked_flags(n_fixed, chosen, keep_visible=low > 1)  # the catalogue's checks, in its words
     if chosen is not None:  # a fixed set: the rule compares with its members, no index tensor (the re-check
         chosen = tuple(int(i) for i in chosen)  # then runs the catalogue's task at that n)
         mask = _traced(spec, factory(chosen), params={N: n_fixed})
