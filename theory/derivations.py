@@ -37,6 +37,7 @@ PAPER_RECIPES = (
            lambda values: f"block_two_stream:variant={values.get('variant', 'chain')}",
            flex="block_two_stream", flex_args=lambda values: f"block={values['block']}, "
                                                             f"variant={values.get('variant', 'chain')!r}",
+           consistent=lambda values: f"block_two_stream:variant={values.get('variant', 'chain')}",
            finding="The merge of the block family is Block Two-Stream Attention (Li & Guo, §5).",
            doc="docs/families/block.md"),
     Recipe("infill", lambda values: f"butterfly:n={values['n']}", lambda values: "butterfly",

@@ -29,5 +29,7 @@ class Recipe:
     flex_args: Callable[[dict], str] = field(default=lambda values: "")
     assume: tuple[str, ...] = ()  # "masked=any", "rank=permutation": what the export's proof assumes
     published: tuple[Published, ...] = ()
+    consistent: Callable[[dict], str | None] = field(default=lambda values: None)  # a spec proved `--claim
+    # consistent` for every n: training–inference consistency with the family's tasks as the decoding steps
     finding: str = ""  # one paragraph: what the derivation finds against the published designs
     doc: str = ""  # the family's page under docs/families/

@@ -187,11 +187,14 @@ def run(args) -> int:
     with deadline(args.timeout):
         tasks, label, recipe, values = read_family(args.family, args.n, args)
         result = derive(tasks, label, recipe, values)
-    report = {"minimum": _minimum(result, args), "proof": None, "export": None}
+    report = {"minimum": _minimum(result, args), "proof": None, "consistent": None, "export": None}
     if recipe is not None and not args.no_proof:
         symbolic = recipe.symbolic(values)
         if symbolic is not None:
             report["proof"] = _prove(symbolic, args.timeout)
+        consistent = recipe.consistent(values)
+        if consistent is not None:
+            report["consistent"] = _prove(consistent, args.timeout, "consistent")
     if args.export:
         from hasse.cli.derive_export import export
 
@@ -223,16 +226,16 @@ def _minimum(result, args) -> list | None:
     return [c.to_json() for c in check_minimum(result.tasks, timeout=budget)]
 
 
-def _prove(symbolic: str, timeout) -> dict:
+def _prove(symbolic: str, timeout, claim: str = "leak-free") -> dict:
     from hasse.solvers.symbolic.claim_runs import prove_claim
 
+    command = f"hasse prove-mask {symbolic} --claim {claim}"
     try:
-        run = prove_claim("leak-free", symbolic, timeout=timeout, search_layers=4)
+        run = prove_claim(claim, symbolic, timeout=timeout, search_layers=4 if claim == "leak-free" else 0)
     except InputError as exc:
-        return {"command": f"hasse prove-mask {symbolic} --claim leak-free", "verdict": "unknown",
-                "reason": str(exc)}
+        return {"command": command, "verdict": "unknown", "reason": str(exc)}
     v = run.verdict
-    return {"command": f"hasse prove-mask {symbolic} --claim leak-free", "verdict": v.verdict,
+    return {"command": command, "verdict": v.verdict,
             "statement": v.statement, "reason": v.reason, "recheck": v.recheck, "seconds": round(v.seconds, 3)}
 
 
@@ -242,6 +245,8 @@ def _exit_code(result, report) -> int:
     bad = (not result.leaks.leak_free or not result.served.consistent or result.layout_same is False
            or verdict_of(report["minimum"]) == "refuted")
     proof = report["proof"]
+    if report.get("consistent") and report["consistent"]["verdict"] == "refuted":
+        bad = True
     export = report["export"] or {}
     equiv = export.get("equiv")
     if proof and proof["verdict"] == "refuted" or equiv and equiv["verdict"] == "refuted":
@@ -250,7 +255,7 @@ def _exit_code(result, report) -> int:
         bad = True
     if bad:
         return 1
-    unknown = [x for x in (proof, equiv) if x and x["verdict"] == "unknown"]
+    unknown = [x for x in (proof, equiv, report.get("consistent")) if x and x["verdict"] == "unknown"]
     if verdict_of(report["minimum"]) == "unknown":
         unknown.append(report["minimum"])
     if export.get("at_n", {}).get("verdict") == "unknown":

@@ -100,6 +100,11 @@ def derive_text(result, recipe, values, report, code, args) -> str:
             lines.append(f"  {proof['command']}: {proof['verdict'].upper()}"
                          + (f" ({proof['seconds']} s)" if "seconds" in proof else ""))
             lines.append(f"    {proof.get('statement') or proof.get('reason')}")
+        consistent = report.get("consistent")
+        if consistent:
+            lines.append(f"  {consistent['command']}: {consistent['verdict'].upper()} (decoding by the family's "
+                         "tasks)")
+            lines.append(f"    {consistent.get('statement') or consistent.get('reason')}")
         if result.comparisons:
             lines.append("  published designs at these values:")
         for c in result.comparisons:
@@ -170,7 +175,7 @@ def derive_json(result, recipe, values, report, code, args) -> dict:
         "coverage": str(result.coverage), "label_density": str(Fraction(len(t.supervised), t.size)),
         "serves_family": {"checked": result.served.checked, "missing": len(result.served.mismatches)},
         "layout": result.layout, "layout_isomorphic": result.layout_same,
-        "minimum": report["minimum"], "minimum_verdict": _minimum_verdict(report["minimum"]), "proof": report["proof"],
+        "minimum": report["minimum"], "minimum_verdict": _minimum_verdict(report["minimum"]), "proof": report["proof"], "consistent": report.get("consistent"),
         "published": [{"name": c.name, "source": c.source, "spec": c.spec, "positions": c.positions,
                        "pairs": c.pairs, "same": c.same, "why_not": c.why_not or None,
                        "leak_free": None if c.leaks is None else c.leaks.leak_free,
