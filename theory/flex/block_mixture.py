@@ -35,17 +35,24 @@ def make_mask_mod(n, blocks, context="block"):
             streams.append((size, 0, n - min(blocks), at))
             at = at + n
 
+    def clean_part(q_idx, kv_idx, size, clean, length):
+        q_clean = (q_idx >= clean) & (q_idx < clean + length)
+        kv_clean = (kv_idx >= clean) & (kv_idx < clean + length)
+        if context == "block":  # block-causal: kv's block starts no later than q's block ends
+            reads = kv_idx - clean < ((q_idx - clean) // size + 1) * size
+        else:
+            reads = kv_idx <= q_idx
+        return q_clean & kv_clean & reads
+
     def mask_mod(b, h, q_idx, kv_idx):
-        allowed = q_idx < 0
+        if context == "causal":  # one clean stream, read by every size
+            allowed = clean_part(q_idx, kv_idx, 1, 0, n - min(blocks))
+        else:
+            allowed = q_idx < 0
         for size, clean, length, query in streams:
+            if context == "block":
+                allowed = allowed | clean_part(q_idx, kv_idx, size, clean, length)
             kv_clean = (kv_idx >= clean) & (kv_idx < clean + length)
-            if context == "block" or size == streams[0][0]:
-                q_clean = (q_idx >= clean) & (q_idx < clean + length)
-                if context == "block":  # block-causal: kv's block starts no later than q's block ends
-                    reads = kv_idx - clean < ((q_idx - clean) // size + 1) * size
-                else:
-                    reads = kv_idx <= q_idx
-                allowed = allowed | (q_clean & kv_clean & reads)
             t = q_idx - query
             q_query = (t >= 0) & (t < n)
             first = (t // size) * size  # the first token of the query's block
