@@ -67,6 +67,10 @@ def cases(tmp: Path) -> list[tuple[str, list[str]]]:
         ("counterexample", ["counterexample", "bad_block_own_content:block=2", "--layers", "0"]),
         ("merge", ["merge", "infill:n=3", "--sparse"]),
         ("merge", ["merge", "block:n=4,block=2"]),
+        ("derive", ["derive", "block:n=4,block=2"]),  # layout, minimum, both proofs
+        ("derive", ["derive", "mae:n=3", "--no-proof"]),  # no layout at these values
+        ("derive", ["derive", "mtp:n=4,k=2", "--export", "flex", "--out", str(tmp / "mtp.py")]),  # the export, proved
+        ("derive", ["derive", "ar:n=3", "--export", "npy", "--out", str(tmp / "ar.npy"), "--minimum", "no"]),
         ("consistent", ["consistent", "bad_block_query_history:n=4,block=2", "--inference", "block:n=4,block=2"]),
         ("consistent", ["consistent", "block_two_stream:n=4,block=2", "--inference", "block:n=4,block=2"]),
         ("prove", ["prove", "reach_stable_by_n_minus_1", "--n", "3", "--certificate", str(cert)]),
@@ -137,7 +141,7 @@ def test_every_command_output_matches_its_def(capsys, tmp_path):
         assert data["command"] == command and data["version"] and "input" in data and "spec" in data, argv
         assert problems(command, data) == [], (argv, problems(command, data))
         seen.add(command)
-    assert len(seen) == 12
+    assert len(seen) == 13
 
 
 def test_gpu_check_output_matches_its_def(capsys):
