@@ -303,8 +303,13 @@ def test_every_entry_is_registered_with_a_one_line_summary():
         "ar", "ar_merged", "block", "infill", "block_two_stream", "butterfly", "causal_lm", "mlm", "bd3lm", "xlnet", "packed",
         "bad_butterfly_self", "bad_butterfly_crossed", "bad_block_own_content", "bad_mlm_unmasked",
         "bad_packed_window", "bad_block_query_history",
+        # the families of `hasse derive` (issue 25): members, derived layouts, published designs
+        "mae", "mae2d", "masked_diffusion", "masked_context", "mae_published",
+        "any_order", "any_order_two_stream", "sigma_gpt", "fim", "fim_causal", "fim_published",
+        "mtp", "mtp_registers", "mutor", "mtp_heads", "block_mixture", "block_mixture_merged", "bd3lm_batch",
     }
-    assert set(families) == {"ar", "block", "infill"}
+    assert set(families) == {"ar", "block", "infill", "mae", "mae2d", "masked_diffusion", "any_order", "fim", "mtp",
+                             "block_mixture"}
     for entry in (*tasks.values(), *families.values()):
         assert entry.summary and "\n" not in entry.summary
     for name, entry in tasks.items():
