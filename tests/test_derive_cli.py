@@ -184,3 +184,30 @@ def test_png_pictures(tmp_path, capsys):
     png = tmp_path / "d.png"
     assert main(["derive", "infill:n=3", "--png", str(png), "--no-proof", "--minimum", "no"]) == 0
     assert png.stat().st_size > 1000 and (tmp_path / "d_task1.png").stat().st_size > 1000
+
+
+def test_the_readme_worked_example_says_what_derive_finds(tmp_path, capsys):
+    """The README's family file, run as written: the numbers its text states, and its causal variant's."""
+    import re
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Deriving a mask from your task family"):]
+    source = re.search(r"```python\n(# my_family.py\n.*?)```", section, re.S).group(1)
+    (tmp_path / "my_family.py").write_text(source)
+    code, out = run_json(capsys, f"{tmp_path / 'my_family.py'}:family(n=6)", "--export", "flex",
+                         "--out", str(tmp_path / "mask.py"))
+    assert code == 0 and out["export"]["at_n"]["verdict"] == "equal"
+    assert (out["task_nodes"], out["groups"], len(out["merged"]["inputs"])) == (10, 10, 20)
+    assert "10 task nodes in 10 groups" in section and "20 positions" in section
+    causal = source.replace("[[1] * k + [0]] * k", "[[int(j <= i) for j in range(k)] + [0] for i in range(k)]")
+    (tmp_path / "causal_family.py").write_text(causal)
+    code, out = run_json(capsys, f"{tmp_path / 'causal_family.py'}:family(n=6)")
+    assert code == 0 and (out["task_nodes"], out["groups"], len(out["merged"]["inputs"])) == (20, 10, 10)
+    assert "10 positions (20 task nodes in 10" in section.replace("\n", " ")
+    bts = build_task("block_two_stream:n=6,block=1")  # Block Two-Stream at l = 1 less its first query Q0
+    keep = [p for p in range(bts.size) if bts.names[p] != "Q0"]
+    less = make_task(6, [bts.inputs[p] for p in keep], [list(bts.labels[p]) or None for p in keep],
+                     bts.mask[np.ix_(keep, keep)])
+    merged = make_task(6, [tuple(x) for x in out["merged"]["inputs"]], out["merged"]["labels"], out["merged"]["mask"])
+    assert isomorphic(merged, less) and not isomorphic(merged, bts)
