@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from hasse.theory.errors import InputError
 from hasse.theory.mask import grid, name_rule  # grid: used by the examples
-from hasse.theory.params import require_at_least, require_non_negative
+from hasse.theory.params import require_at_least, require_int, require_non_negative
 
 MODES = ("psm", "spm")
 
@@ -34,8 +34,10 @@ def require_split(n, start, end) -> tuple[int, int, int]:
     """
     n = require_at_least("n", n, 2, "a split has a middle and a prefix or suffix")
     start = require_non_negative("start", start)
-    end = require_at_least("end", end, start + 1, "the middle start … end-1 is not empty")
-    require_at_least("n", n, end, "the middle ends at end-1 <= n-1")
+    end = require_int("end", end)
+    # each check on a difference: a symbolic value stays the checked value (the tracer's side conditions)
+    require_at_least("end - start", end - start, 1, "the middle start … end-1 is not empty")
+    require_non_negative("n - end", n - end)  # the middle ends at end-1 <= n-1
     require_at_least("the prefix and suffix tokens", n - end + start, 1,
                      "the middle start … end-1 leaves a prefix or a suffix")
     return n, start, end
