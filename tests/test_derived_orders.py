@@ -509,3 +509,20 @@ def test_sigma_gpt_is_leak_free_but_does_not_serve_the_family():
     assert by_name["XLNet"].serves.consistent and not by_name["σ-GPT"].serves.consistent
     assert by_name["σ-GPT"].leaks.leak_free and by_name["XLNet"].leaks.leak_free
     assert "2601.13228" in by_name["A3"].name and "not in the text found" in by_name["A3"].source
+
+
+def test_fim_derivation_against_the_published_recipe():
+    from hasse.theory.derive import derive
+    from hasse.theory.derivations import recipe_of
+
+    for mode in ("psm", "spm"):
+        values = {"n": 6, "mode": mode, "start": 2, "end": 4}
+        spec = f"fim:n=6,mode={mode},start=2,end=4"
+        d = derive(build_family(spec), spec, recipe_of("fim"), values)
+        assert d.layout == f"fim_causal:n=6,mode={mode},start=2,end=4" and d.layout_same and d.leaks.leak_free
+        (pub,) = d.comparisons
+        assert pub.same is False and pub.leaks.leak_free and pub.serves.consistent
+        assert pub.task.size == d.task.size + 1 and int(pub.task.mask.sum()) - int(d.task.mask.sum()) == 6
+    every = derive(build_family("fim:n=4,mode=psm"), "fim:n=4,mode=psm", recipe_of("fim"), {"n": 4, "mode": "psm",
+                                                                                              "start": -1, "end": -1})
+    assert every.layout is None and every.task.size == 17 and every.served.consistent
