@@ -332,3 +332,41 @@ def test_refusals_are_one_line_exit_2(tmp_path, mae, capsys):
     assert code == 2 and "neither mask reads" in err and len(err.strip().splitlines()) == 1, err
     code, out, err = cli(capsys, "prove-mask", f"{mae}:make_plain", "--claim", "dense", "--assume", "mask=any")
     assert code == 2 and "no parameter" in err and len(err.strip().splitlines()) == 1, err
+
+
+def test_only_the_programs_own_raise_is_a_failure_the_tracers_limit_is_exit_2(tmp_path, capsys):
+    """An ``assert``/``raise`` of the factory is the program refusing values (refuted there, proved once the
+    range excludes them); an operation the tracer cannot do on a symbolic stand-in is exit 2, never refuted."""
+    path = tmp_path / "checks.py"
+    path.write_text('''\
+def positions(n, block=1):
+    return n
+
+
+def make_mask_mod(n, block=1):
+    assert block >= 1, "block must be positive"
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return q_idx >= kv_idx
+
+    return mask_mod
+
+
+def make_indexed(n, block=1):
+    def mask_mod(b, h, q_idx, kv_idx):
+        return block[kv_idx] == 0
+
+    return mask_mod
+''')
+    import json
+
+    code, out, err = cli(capsys, "prove-mask", f"{path}:make_mask_mod", "--claim", "dense", "--json")
+    obj = json.loads(out)
+    assert code == 1 and "AssertionError: block must be positive" in obj["counterexample"]["failure"], obj
+    assert obj["counterexample"]["params"]["block"] < 1, obj
+    code, out, err = cli(capsys, "prove-mask", f"{path}:make_mask_mod", "--claim", "dense", "--param-range",
+                         "block=1..100")
+    assert code == 0 and "PROVED" in out, (out, err)
+    code, out, err = cli(capsys, "prove-mask", f"{path}:make_indexed", "--claim", "dense")
+    assert code == 2 and "not subscriptable" in err and "--assume block=any" in err, (out, err)
+    assert len(err.strip().splitlines()) == 1, err

@@ -132,7 +132,7 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
                                    "unknown") from None
             raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's own error: one line, never a traceback
-            if raises is None or isinstance(exc, SystemExit):
+            if raises is None or isinstance(exc, SystemExit) or not _raised_by_program(exc, codes):
                 raise TraceError(_raises(exc, files, codes, tracer, positions)) from None
             if tracer.raised:  # it caught the tracer's own signal before raising: not the path Python runs
                 raise TraceError(f"{_where_in(exc, files, codes)}: the program catches the tracer's signal (a "
@@ -189,6 +189,24 @@ def trace(program: Callable, args: Sequence, *, assumptions=(), max_paths: int =
         return Traced(z3.BoolVal(False), conditions, obligations, indexes, paths, constants, tensors)
     formula = z3.simplify(z3.Or(joined)) if len(joined) > 1 else z3.simplify(joined[0])
     return Traced(formula, conditions, obligations, indexes, paths, constants, tensors)
+
+
+def _raised_by_program(exc: BaseException, codes) -> bool:
+    """Whether ``exc`` comes from a ``raise`` (or ``assert``) statement of the program itself: the innermost
+    frame of its traceback is the program's code at a ``RAISE_VARARGS``. What an operation raises on a
+    traced value (``'SymInt' object is not subscriptable``, a library call refusing it) is the tracer's
+    limit, never a value the program refuses: the caller reports it as before (exit 2)."""
+    import dis
+
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    if code not in codes:
+        return False
+    return any(i.offset == tb.tb_lasti and i.opname == "RAISE_VARARGS" for i in dis.get_instructions(code))
 
 
 def _queue_alternatives(tracer: Tracer, prefix: list, pending: list) -> None:
