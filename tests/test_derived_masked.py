@@ -24,7 +24,7 @@ from hasse.theory.leak import find_leaks
 from hasse.theory.merge import family_to_merged_task
 from hasse.theory.task import make_task
 
-SMALL = range(1, 6)
+SMALL = range(1, 7)
 
 
 def subsets(n: int, low: int, high: int):
@@ -193,7 +193,7 @@ def test_isomorphic_is_not_fooled_by_equal_counts():
 
 @pytest.mark.parametrize("spec,every", [("mae:n={n}", False), ("masked_diffusion:n={n}", True),
                                         ("mae:n={n},count=1", False), ("masked_diffusion:n={n},count=2", True)])
-@pytest.mark.parametrize("n", range(2, 6))
+@pytest.mark.parametrize("n", range(2, 7))
 def test_merge_over_several_sets_is_the_disjoint_union(spec, every, n):
     if "count=2" in spec and n < 2:
         pytest.skip("no set of 2 tokens")

@@ -315,8 +315,10 @@ def _flex_args(every: bool):
 
 _MAE_SOURCE = ("He et al., Masked Autoencoders Are Scalable Vision Learners, CVPR 2022; facebookresearch/mae "
                "models_mae.py: forward_encoder keeps the visible patches only (random_masking), forward_decoder "
-               "appends mask_token at the masked positions (ids_restore) under full self-attention; loss on masked")
-_DIFFUSION_SOURCE = ("Sahoo et al., MDLM, NeurIPS 2024 (kuleshov-group/mdlm: DiT backbone, no attention mask); "
+               "appends mask_token at the masked positions (ids_restore) under full self-attention; forward_loss "
+               "on the removed patches; the [CLS] token is left out")
+_DIFFUSION_SOURCE = ("Sahoo et al., MDLM, NeurIPS 2024 (kuleshov-group/mdlm models/dit.py: DDiTBlock calls "
+                     "flash_attn_varlen_qkvpacked_func(..., causal=False), no mask); "
                      "Nie et al., LLaDA, 2025 (a Transformer without the causal mask); Chang et al., MaskGIT, CVPR "
                      "2022 (bidirectional transformer): full attention over all n tokens, loss on [MASK] tokens")
 
