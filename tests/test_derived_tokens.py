@@ -156,7 +156,7 @@ def test_block_mixture_members_match_the_definition(n):
             assert len(members) == sum(n // s for s in blocks)
             for size in blocks:
                 for b in range(n // size):
-                    same_task(build_task(f"block_mixture:{spec},size={size},b={b}"),
+                    same_task(build_task(f"block_mixture:{spec},block={size},b={b}"),
                               *block_member_reference(n, context, size, b))
 
 
@@ -165,11 +165,11 @@ def test_block_mixture_members_match_the_definition(n):
     ("mtp:n=4,k=2,i=2,d=2", "i = 2 is out of range"),
     ("mtp:n=4,k=2,i=0,d=3", "d = 3 is out of range"),
     ("mtp:n=4,k=0,i=0,d=1", "k must be a positive integer"),
-    ("block_mixture:n=4,blocks=3,size=3,b=0", "does not divide n = 4"),
-    ("block_mixture:n=4,blocks=2+2,size=2,b=0", "given twice"),
-    ("block_mixture:n=4,blocks=2,size=1,b=0", "not one of the block sizes"),
-    ("block_mixture:n=4,blocks=2,size=2,b=2", "b = 2 is out of range"),
-    ("block_mixture:n=4,blocks=2,context=left,size=2,b=0", "context"),
+    ("block_mixture:n=4,blocks=3,block=3,b=0", "does not divide n = 4"),
+    ("block_mixture:n=4,blocks=2+2,block=2,b=0", "given twice"),
+    ("block_mixture:n=4,blocks=2,block=1,b=0", "not one of the block sizes"),
+    ("block_mixture:n=4,blocks=2,block=2,b=2", "b = 2 is out of range"),
+    ("block_mixture:n=4,blocks=2,context=left,block=2,b=0", "context"),
 ])
 def test_bad_parameters_are_one_line_input_errors(spec, needle):
     with pytest.raises(InputError) as info:

@@ -26,7 +26,10 @@ SIZE_FLAG = re.compile(r"^--(?:n|max-n|max-size|size|tokens|length|len|num-token
 
 # parameter names that look like an abbreviation of another one but name another concept
 NOT_ABBREVIATIONS = {("b", "block"): "b is the index of the block predicted (task block), not a block size",
-                     ("d", "documents"): "d is a window's distance (sliding_window_distance), not documents"}
+                     ("d", "documents"): "d is a window's distance (sliding_window_distance), not documents",
+                     ("d", "dmin"): "d is one offset of multi-token prediction (task mtp), dmin MuToR's least one",
+                     ("block", "blocks"): "blocks lists several block sizes (block_mixture), block is one size",
+                     ("b", "blocks"): "b is the index of the block predicted, blocks a list of block sizes"}
 
 
 def run(capsys, *argv):

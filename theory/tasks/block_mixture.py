@@ -25,8 +25,8 @@ from hasse.theory.tasks.parts import task_to_text, tokens_at
 from hasse.theory.tasks.prior_art import bd3lm
 
 
-def block_mixture_task(n: int, blocks, context: str = "block", size: int = 1, b: int = 0) -> Task:
-    """Member ``(L = size, b)``: clean tokens ``x_0 … x_{bL-1}``, then ``L`` queries ``([MASK], bL + j)``.
+def block_mixture_task(n: int, blocks, context: str = "block", block: int = 1, b: int = 0) -> Task:
+    """Member ``(L = block, b)``: clean tokens ``x_0 … x_{bL-1}``, then ``L`` queries ``([MASK], bL + j)``.
 
     The clean context is block-causal in blocks of ``L`` (``context="block"``, BD3-LM's ``x_0``) or
     causal; each query predicts ``x_{bL+j}`` and attends every clean position and every query
@@ -35,8 +35,8 @@ def block_mixture_task(n: int, blocks, context: str = "block", size: int = 1, b:
     Raises
     ------
     InputError
-        a size that does not divide ``n``, repeated sizes, ``size`` not among ``blocks``, ``b``
-        outside ``0 … n/size - 1`` or an unknown context.
+        a size that does not divide ``n``, repeated sizes, ``block`` not among ``blocks``, ``b``
+        outside ``0 … n/block - 1`` or an unknown context.
 
     >>> t = block_mixture_task(4, (2,), "block", 2, 1)
     >>> t.inputs, t.labels
@@ -46,21 +46,21 @@ def block_mixture_task(n: int, blocks, context: str = "block", size: int = 1, b:
     """
     n, blocks = require_blocks(n, blocks)
     context = require_context(context)
-    if size not in blocks:
-        raise InputError(f"size = {size} is not one of the block sizes {plus_joined(blocks)}")
-    b = require_index("b", b, 0, n // size - 1, f"with n = {n} and size = {size} the blocks are b = 0 … "
-                                                 f"{n // size - 1}")
-    c = b * size
-    mask = np.zeros((c + size, c + size), dtype=bool)
-    rule = make_block_causal(size) if context == "block" else causal_mask
+    if block not in blocks:
+        raise InputError(f"block = {block} is not one of the block sizes {plus_joined(blocks)}")
+    b = require_index("b", b, 0, n // block - 1, f"with n = {n} and block = {block} the blocks are b = 0 … "
+                                                 f"{n // block - 1}")
+    c = b * block
+    mask = np.zeros((c + block, c + block), dtype=bool)
+    rule = make_block_causal(block) if context == "block" else causal_mask
     mask[:c, :c] = grid(rule, c)
     mask[c:, :c] = True
-    mask[c:, c:] = grid(bidirectional_mask, size)
-    inputs = tokens_at(range(c)) + [("[MASK]", t) for t in range(c, c + size)]
-    labels = [None] * c + list(range(c, c + size))
-    names = [f"c{u}" for u in range(c)] + [f"q{t}" for t in range(c, c + size)]
+    mask[c:, c:] = grid(bidirectional_mask, block)
+    inputs = tokens_at(range(c)) + [("[MASK]", t) for t in range(c, c + block)]
+    labels = [None] * c + list(range(c, c + block))
+    names = [f"c{u}" for u in range(c)] + [f"q{t}" for t in range(c, c + block)]
     return make_task(n, inputs, labels, mask, names=names,
-                     name=f"block_mixture:n={n},blocks={plus_joined(blocks)},context={context},size={size},b={b}")
+                     name=f"block_mixture:n={n},blocks={plus_joined(blocks)},context={context},block={block},b={b}")
 
 
 def block_mixture_family(n: int, blocks, context: str = "block") -> tuple[Task, ...]:

@@ -46,7 +46,7 @@ _NB = Param("n", "int", help="number of tokens in the sample; every block size d
 _BLOCKS = Param("blocks", "int_list", help="block sizes, distinct, each dividing n, e.g. 2+4")
 _CONTEXT = Param("context", "choice", "block", "clean context: block-causal (BD3-LM's x0) or causal",
                  ("block", "causal"))
-_SIZE = Param("size", "int", help="this member's block size L, one of blocks")
+_SIZE = Param("block", "int", help="this member's block size L, one of blocks")
 _B = Param("b", "int", help="the block predicted, 0 <= b < n/size")
 
 ENTRIES: tuple = tuple(
