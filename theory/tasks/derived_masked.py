@@ -326,7 +326,8 @@ _FINDING = (
     "The merge of a one-set family is its task: masked context, M[q,k] = visible(k) or q == k, n·|V| + |S| "
     "pairs. The published designs are leak-free too but attend more: MAE's decoder adds the |S|(|S|-1) "
     "mask-to-mask pairs (it is the derived design when |S| = 1), the bidirectional encoder of MDLM / "
-    "LLaDA / MaskGIT adds those and the |V|·|S| visible-to-mask pairs; neither is needed to reconstruct a masked token from the visible ones. Over "
+    "LLaDA / MaskGIT adds those and the |V|·|S| visible-to-mask pairs; neither is needed to reconstruct a "
+    "masked token from the visible ones. Over "
     "several masked sets no node of one task is equivalent to a node of another (their visible sets differ), "
     "so the merge is the disjoint union: n(2^n - 2) positions for every MAE set, which is why MAE and MDLM "
     "draw one masked set per sample.")
