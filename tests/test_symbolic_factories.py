@@ -294,7 +294,8 @@ def test_a_tensor_argument_assumed_any_is_proved_and_refuted(mae, capsys):
 
 
 def test_the_mae_file_is_the_published_mae_task(mae, capsys):
-    """A task-only name as MASK; the factory's masked and the task's are the same Z3 function."""
+    """A task-only name as MASK; the factory's masked and the task's are the same Z3 function (were they two,
+    the equivalence would be refuted: two independent tensors)."""
     mask = symbolic_mask("mae_published")
     assert any(ix.name == "masked" for ix in mask.indexes)
     code, out, err = cli(capsys, "equiv", f"{mae}:make_mask_mod", "mae_published", "--assume", "masked=any")
