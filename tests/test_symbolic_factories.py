@@ -78,6 +78,20 @@ def test_flex_files_equal_the_catalogue_layouts_with_torch():
         bts.make_mask_mod(4, 3)  # 3 does not divide 4: the factory refuses, as the catalogue does
 
 
+def test_flex_files_run_under_flexattentions_vmap():
+    """FlexAttention builds the mask by vmap over the mask_mod (create_mask; create_block_mask on CPU)."""
+    pytest.importorskip("torch")
+    flex = pytest.importorskip("torch.nn.attention.flex_attention")
+    for module, n, params, spec in ((load(BUTTERFLY), 5, {}, "butterfly:n=5"),
+                                    (load(BLOCK), 6, {"block": 2, "variant": "clique"},
+                                     "block_two_stream:n=6,block=2,variant=clique"),
+                                    (load(BLOCK), 6, {"block": 3}, "block_two_stream:n=6,block=3")):
+        size = module.positions(n, **params)
+        got = flex.create_mask(module.make_mask_mod(n, **params), 1, 1, size, size, device="cpu")[0, 0].numpy()
+        assert np.array_equal(got, catalogue(spec)), spec
+        flex.create_block_mask(module.make_mask_mod(n, **params), None, None, size, size, device="cpu")
+
+
 def test_the_flex_files_import_neither_hasse_nor_torch():
     import ast
 
