@@ -92,11 +92,10 @@ def lists_from_model(task: SymbolicTask, model: z3.ModelRef, n: int, positions=N
     name, given = parse_spec(task.name.split(" through ")[0])
     keep = set(range(n)) if positions is None else {int(p) + d for p in positions for d in (0, 1)} & set(range(n))
     out: dict = {}
-    if name in ("masked_context", "mae_published") and "masked" not in given:  # issue 25: the masked flags
-        from hasse.solvers.symbolic.tasks.derived_masked import masked_lists
-
-        return masked_lists(task, model, n)
-    if name in ("xlnet", "any_order_two_stream") and "order" not in given:
+    indexes = {getattr(ix, "name", None) for ix in getattr(getattr(task, "mask", None), "indexes", ())}
+    if "masked" in indexes and "masked" not in given:  # masked_context, mae_published: nonzero flags = masked
+        return {"masked": tuple(i for i, v in enumerate(_values_at(model, "masked", n)) if v != 0)}
+    if (name == "xlnet" or "rank" in indexes) and "order" not in given:  # xlnet, any_order_two_stream
         values = _values_at(model, "rank", n)
         out["order"] = tuple(sorted(range(n), key=lambda i: (values[i] if i in keep else n + i, i)))
     elif name in ("packed", "bad_packed_window") and "lengths" not in given:
