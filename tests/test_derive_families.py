@@ -21,7 +21,7 @@ SPECS = {
     "block": "block:n=6,block=3,variant=clique",
     "infill": "infill:n=4",
     "mae": "mae:n=5,masked=0+3",
-    "mae2d": "mae2d:h=2,w=3,masked=1+5",
+    "mae2d": "mae2d:rows=2,cols=3,masked=1+5",
     "masked_diffusion": "masked_diffusion:n=4,masked=0+1+2+3",
     "any_order": "any_order:n=4,order=3+1+0+2",
     "fim": "fim:n=6,mode=spm,start=2,end=5",

@@ -99,7 +99,7 @@ def test_masked_diffusion_members_follow_the_definition(n):
 def test_mae2d_members_are_row_major_patches(h, w):
     n = h * w
     for s in subsets(n, 1, min(2, n - 1)):
-        t = build_task(f"mae2d:h={h},w={w},masked={'+'.join(map(str, s))}")
+        t = build_task(f"mae2d:rows={h},cols={w},masked={'+'.join(map(str, s))}")
         assert np.array_equal(t.mask, definition(n, s))
         assert (t.inputs, t.labels) == expected_io(n, s)
         assert t.names == tuple(f"P{p // w}_{p % w}" for p in range(n))
@@ -112,7 +112,7 @@ def test_mae2d_members_are_row_major_patches(h, w):
     ("mae:n=1,masked=0", "n must be at least 2"),
     ("mae:n=3,masked=1+1", "given twice"),
     ("mae:n=3,masked=3", "out of range"),
-    ("mae2d:h=1,w=1,masked=0", "at least 2 patches"),
+    ("mae2d:rows=1,cols=1,masked=0", "at least 2 patches"),
     ("masked_diffusion:n=0,masked=0", "positive"),
 ])
 def test_bad_members_are_one_line_input_errors(spec, fragment):
@@ -146,7 +146,7 @@ def test_families_enumerate_every_masked_set(n):
     ("mae:n=13", "8,190 tasks"),
     ("masked_diffusion:n=13", "8,191 tasks"),
     ("mae:n=16,count=8", "12,870 tasks"),
-    ("mae2d:h=4,w=4", "65,534 tasks"),
+    ("mae2d:rows=4,cols=4", "65,534 tasks"),
 ])
 def test_bad_families_are_one_line_input_errors(spec, fragment):
     with pytest.raises(InputError) as err:
@@ -210,7 +210,7 @@ def test_merge_over_several_sets_is_the_disjoint_union(spec, every, n):
 
 
 def test_mae2d_merge_is_the_1d_merge_on_row_major_patches():
-    a = family_to_merged_task(build_family("mae2d:h=2,w=2")).task
+    a = family_to_merged_task(build_family("mae2d:rows=2,cols=2")).task
     b = family_to_merged_task(build_family("mae:n=4")).task
     assert isomorphic(a, b) and a.size == 4 * 14
 
@@ -242,7 +242,7 @@ def test_recipes_relate_family_layout_and_published():
     assert r.layout({"n": 4, "masked": (), "count": 2}) is None
     assert r.symbolic({"n": 4}) == "masked_context" and r.assume == ("masked=any",)
     assert r.flex_args({"n": 4, "masked": (1, 3), "count": 0}) == "masked=[0, 1, 0, 1]"
-    assert recipe_of("mae2d").layout({"h": 2, "w": 2, "masked": (3,), "count": 0}) == "masked_context:n=4,masked=3"
+    assert recipe_of("mae2d").layout({"rows": 2, "cols": 2, "masked": (3,), "count": 0}) == "masked_context:n=4,masked=3"
     md = recipe_of("masked_diffusion")
     assert md.layout({"n": 3, "masked": (), "count": 3}) == "masked_context:n=3,masked=0+1+2"
     assert md.layout({"n": 1, "masked": (), "count": 0}) == "masked_context:n=1,masked=0"

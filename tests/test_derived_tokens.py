@@ -140,7 +140,7 @@ def test_mtp_members_match_the_definition(n):
         seen = set()
         for d in range(1, k + 1):
             for i in range(n - d):
-                task = build_task(f"mtp:n={n},k={k},i={i},d={d}")
+                task = build_task(f"mtp:n={n},k={k},anchor={i},d={d}")
                 same_task(task, *mtp_reference(n, i, d))
                 seen.add(task.name)
         assert seen == {t.name for t in members}
@@ -161,10 +161,10 @@ def test_block_mixture_members_match_the_definition(n):
 
 
 @pytest.mark.parametrize("spec,needle", [
-    ("mtp:n=4,k=4,i=0,d=1", "n must be at least 5"),
-    ("mtp:n=4,k=2,i=2,d=2", "i = 2 is out of range"),
-    ("mtp:n=4,k=2,i=0,d=3", "d = 3 is out of range"),
-    ("mtp:n=4,k=0,i=0,d=1", "k must be a positive integer"),
+    ("mtp:n=4,k=4,anchor=0,d=1", "n must be at least 5"),
+    ("mtp:n=4,k=2,anchor=2,d=2", "anchor = 2 is out of range"),
+    ("mtp:n=4,k=2,anchor=0,d=3", "d = 3 is out of range"),
+    ("mtp:n=4,k=0,anchor=0,d=1", "k must be a positive integer"),
     ("block_mixture:n=4,blocks=3,block=3,b=0", "does not divide n = 4"),
     ("block_mixture:n=4,blocks=2+2,block=2,b=0", "given twice"),
     ("block_mixture:n=4,blocks=2,block=1,b=0", "not one of the block sizes"),

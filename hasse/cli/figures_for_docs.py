@@ -27,7 +27,7 @@ FIGURES: dict[str, list[str]] = {
 # the family pages of docs/families/ (issue 25): each family's merged task, and its first task, by `hasse derive`
 DERIVE = {
     "ar": "ar:n=5", "block": "block:n=6,block=2", "infill": "infill:n=4", "mae": "mae:n=6,masked=1+4",
-    "mae2d": "mae2d:h=2,w=3,masked=0+4", "masked_diffusion": "masked_diffusion:n=5,masked=1+2",
+    "mae2d": "mae2d:rows=2,cols=3,masked=0+4", "masked_diffusion": "masked_diffusion:n=5,masked=1+2",
     "any_order": "any_order:n=4,order=2+0+3+1", "fim": "fim:n=6,mode=psm,start=2,end=4", "mtp": "mtp:n=6,k=3",
     "block_mixture": "block_mixture:n=4,blocks=1+2,context=causal",
 }

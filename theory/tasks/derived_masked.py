@@ -13,7 +13,7 @@ and itself; no position attends another ``[MASK]``.
 
 **The families** (kind ``family``): ``mae:n=N[,masked=A+B…][,count=M]`` — the one task of that
 masked set; every masked set of ``M`` tokens (``count``, a fixed mask ratio); or every masked
-set with ``1 <= |S| <= n-1`` (MAE keeps a visible patch). ``mae2d:h=H,w=W[,…]``: the same on an
+set with ``1 <= |S| <= n-1`` (MAE keeps a visible patch). ``mae2d:rows=H,cols=W[,…]``: the same on an
 ``h x w`` patch grid (token ``r·w + c``, position names ``P<r>_<c>``). ``masked_diffusion:n=N[,…]``
 (MDLM, LLaDA, MaskGIT): the same rule, ``S`` may be every token (``1 <= |S| <= n``: generation
 from nothing). Members come by size ``|S|``, then lexicographically. A family of more than
@@ -95,22 +95,22 @@ def grid_names(h: int, w: int) -> tuple[str, ...]:
 
 
 def _grid(h, w) -> tuple[int, int, int]:
-    h, w = require_positive("h", h), require_positive("w", w)
+    h, w = require_positive("rows", h), require_positive("cols", w)
     n = h * w
     if n < 2:
         raise InputError(f"an h x w grid of MAE needs at least 2 patches, got {h} x {w}")
     return h, w, n
 
 
-def mae2d_task(h: int, w: int, masked: Sequence[int]) -> Task:
+def mae2d_task(rows: int, cols: int, masked: Sequence[int]) -> Task:
     """2-D MAE member on an ``h x w`` patch grid: ``masked`` are flat indices ``r·w + c``.
 
     >>> t = mae2d_task(1, 2, (1,))
     >>> t.names, t.inputs, t.labels
     (('P0_0', 'P0_1'), (('x0', 0), ('[MASK]', 1)), ((), (1,)))
     """
-    h, w, n = _grid(h, w)
-    return _member(n, masked, keep_visible=True, name=f"mae2d:h={h},w={w},masked={plus_joined(masked)}",
+    h, w, n = _grid(rows, cols)
+    return _member(n, masked, keep_visible=True, name=f"mae2d:rows={h},cols={w},masked={plus_joined(masked)}",
                    names=grid_names(h, w))
 
 
@@ -185,14 +185,14 @@ def mae_family(n: int, masked=(), count: int = 0) -> tuple[Task, ...]:
     return tuple(mae_task(n, s) for s in masked_sets(n, masked, count, what=f"mae:n={n}"))
 
 
-def mae2d_family(h: int, w: int, masked=(), count: int = 0) -> tuple[Task, ...]:
+def mae2d_family(rows: int, cols: int, masked=(), count: int = 0) -> tuple[Task, ...]:
     """The 2-D MAE family on an ``h x w`` patch grid.
 
     >>> [t.name for t in mae2d_family(1, 2)]
-    ['mae2d:h=1,w=2,masked=0', 'mae2d:h=1,w=2,masked=1']
+    ['mae2d:rows=1,cols=2,masked=0', 'mae2d:rows=1,cols=2,masked=1']
     """
-    h, w, n = _grid(h, w)
-    return tuple(mae2d_task(h, w, s) for s in masked_sets(n, masked, count, what=f"mae2d:h={h},w={w}"))
+    h, w, n = _grid(rows, cols)
+    return tuple(mae2d_task(h, w, s) for s in masked_sets(n, masked, count, what=f"mae2d:rows={h},cols={w}"))
 
 
 def masked_diffusion_family(n: int, masked=(), count: int = 0) -> tuple[Task, ...]:
@@ -242,8 +242,8 @@ def mae_published_task(n: int, masked: Sequence[int]) -> Task:
 # --------------------------------------------------------------------------- catalogue entries
 
 _N = Param("n", "int", help="number of tokens (n >= 2 for MAE, n >= 1 for masked diffusion)")
-_H = Param("h", "int", help="patch grid rows")
-_W = Param("w", "int", help="patch grid columns; token r·w + c is patch (r, c)")
+_H = Param("rows", "int", help="patch grid rows h")
+_W = Param("cols", "int", help="patch grid columns w; token r·w + c is patch (r, c)")
 _MASKED = Param("masked", "int_list", help="masked positions, distinct, e.g. 1+3")
 _MASKED_OPTIONAL = Param("masked", "int_list", (), help="one masked set, e.g. 1+3 (default: every set)")
 _COUNT = Param("count", "int", 0, help="every masked set of this many tokens (0 = every size)")
@@ -272,7 +272,7 @@ ENTRIES: tuple = (  # catalogue entries (theory.spec.Entry), kind "task" or "fam
 
 
 def _n_of(values: dict) -> int:
-    return int(values["n"]) if "n" in values else int(values["h"]) * int(values["w"])
+    return int(values["n"]) if "n" in values else int(values["rows"]) * int(values["cols"])
 
 
 def single_set(values: dict, *, every: bool) -> tuple[int, ...] | None:

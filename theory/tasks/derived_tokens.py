@@ -39,7 +39,7 @@ def _lazy(module: str, name: str):
 
 _N = Param("n", "int", help="number of tokens in the sample (n >= k + 1)")
 _K = Param("k", "int", help="offsets 1 … k are predicted (1 <= k <= n-1)")
-_I = Param("i", "int", help="the prefix's last token, 0 <= i <= n-1-d")
+_I = Param("anchor", "int", help="i, the prefix's last token (MuToR's anchor), 0 <= i <= n-1-d")
 _D = Param("d", "int", help="the offset predicted, 1 <= d <= k")
 _DMIN = Param("dmin", "int", 1, help="smallest register offset (MuToR's min_offset + 1; its default 1)")
 _NB = Param("n", "int", help="number of tokens in the sample; every block size divides it")

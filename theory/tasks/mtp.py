@@ -35,7 +35,7 @@ def register_input(i: int, d: int) -> tuple[str, int]:
     return ("[MASK]", i + d - 1)
 
 
-def mtp_task(n: int, k: int, i: int, d: int) -> Task:
+def mtp_task(n: int, k: int, anchor: int, d: int) -> Task:
     """Member ``(i, d)``: the causal prefix ``x_0 … x_i``, then ``x_{i+d}`` predicted.
 
     ``d = 1``: the prefix's last position predicts ``x_{i+1}`` (as ``ar``). ``d >= 2``: one register
@@ -59,7 +59,7 @@ def mtp_task(n: int, k: int, i: int, d: int) -> Task:
     """
     n, k = require_mtp(n, k)
     d = require_index("d", d, 1, k, f"mtp:n={n},k={k} has offsets d = 1 … {k}")
-    i = require_index("i", i, 0, n - 1 - d, f"with n = {n} and d = {d} the prefix ends at i = 0 … {n - 1 - d}")
+    i = require_index("anchor", anchor, 0, n - 1 - d, f"with n = {n} and d = {d} the prefix ends at i = 0 … {n - 1 - d}")
     prefix = i + 1
     inputs = tokens_at(range(prefix))
     names = [f"x{j}" for j in range(prefix)]
@@ -73,14 +73,14 @@ def mtp_task(n: int, k: int, i: int, d: int) -> Task:
         mask = np.zeros((prefix + 1, prefix + 1), dtype=bool)
         mask[:prefix, :prefix] = grid(causal_mask, prefix)
         mask[prefix, :] = True  # the register reads the whole prefix and itself
-    return make_task(n, inputs, labels, mask, name=f"mtp:n={n},k={k},i={i},d={d}", names=names)
+    return make_task(n, inputs, labels, mask, name=f"mtp:n={n},k={k},anchor={i},d={d}", names=names)
 
 
 def mtp_family(n: int, k: int) -> tuple[Task, ...]:
     """Every member ``(i, d)``, ``d = 1 … k`` and ``i = 0 … n-1-d`` (offset by offset).
 
     >>> [t.name for t in mtp_family(3, 2)]
-    ['mtp:n=3,k=2,i=0,d=1', 'mtp:n=3,k=2,i=1,d=1', 'mtp:n=3,k=2,i=0,d=2']
+    ['mtp:n=3,k=2,anchor=0,d=1', 'mtp:n=3,k=2,anchor=1,d=1', 'mtp:n=3,k=2,anchor=0,d=2']
     """
     n, k = require_mtp(n, k)
     return tuple(mtp_task(n, k, i, d) for d in range(1, k + 1) for i in range(n - d))
