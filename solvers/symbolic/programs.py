@@ -360,5 +360,34 @@ class TaskProgram(Program):
         return out
 
 
+class RuleTaskProgram(TaskProgram):
+    """A catalogue task's mask at ``n`` (whole grids), and its closed-form rule on index vectors (the sub-grids a
+    re-check samples at a large ``n``): ``factory(n=…, **fixed, **params)`` returns ``rule(q, k)``, the code the
+    catalogue task is built from (theory.masks), run concretely, never the traced formula. Used by the derived
+    layouts of issue 25 (fim_causal, mtp_registers, block_mixture_merged)."""
+
+    can_sample = True
+
+    def __init__(self, name: str, concrete: Callable, factory: Callable, fixed: dict | None = None):
+        super().__init__(name, concrete)
+        self.factory, self.fixed = factory, dict(fixed or {})
+
+    def _evaluate(self, points: list[Point]) -> list:
+        out = []
+        for p in points:
+            if p.rows is None or p.lists:
+                out += super()._evaluate([p])
+                continue
+            try:
+                rule = self.factory(n=p.n, **{**self.fixed, **p.param_dict})
+            except InputError as exc:
+                out.append(ProgramFailure(_one_line(exc)))
+                continue
+            rows, cols = np.asarray(p.rows, dtype=np.int64)[:, None], np.asarray(p.cols, dtype=np.int64)[None, :]
+            out.append(np.array(np.broadcast_to(np.asarray(rule(rows, cols), dtype=bool),
+                                                (rows.shape[0], cols.shape[1]))))
+        return out
+
+
 def _one_line(exc) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__

@@ -23,11 +23,10 @@ import numpy as np
 import z3
 
 from hasse.solvers.symbolic.mask import N
-from hasse.solvers.symbolic.programs import ProgramFailure, TaskProgram
+from hasse.solvers.symbolic.programs import RuleTaskProgram, TaskProgram
 from hasse.solvers.symbolic.tasks.families import _inside_tokens, _int_or_none, _param, _task, _traced
 from hasse.solvers.symbolic.terms import SymIndex, SymInt
 from hasse.theory.catalog import build_task
-from hasse.theory.errors import InputError
 from hasse.theory.masks.fim import make_fim_causal
 from hasse.theory.masks.xlnet import ranks
 from hasse.theory.params import require_positive
@@ -88,33 +87,6 @@ def any_order_two_stream(spec, name, values, *, factory=any_order_factory, concr
     return task
 
 
-class _FimProgram(TaskProgram):
-    """The catalogue task's mask at ``n`` (whole grids), and :func:`theory.masks.fim.make_fim_causal` on
-    index vectors (the sub-grids a re-check samples at large ``n``): the catalogue's rule run concretely."""
-
-    can_sample = True
-
-    def __init__(self, name: str, concrete, fixed: dict):
-        super().__init__(name, concrete)
-        self.fixed = dict(fixed)
-
-    def _evaluate(self, points):
-        out = []
-        for p in points:
-            if p.rows is None or p.lists:
-                out += super()._evaluate([p])
-                continue
-            try:
-                rule = make_fim_causal(**{"n": p.n, **self.fixed, **p.param_dict})
-            except InputError as exc:
-                out.append(ProgramFailure(" ".join(str(exc).split())))
-                continue
-            rows, cols = np.asarray(p.rows, dtype=np.int64)[:, None], np.asarray(p.cols, dtype=np.int64)[None, :]
-            out.append(np.array(np.broadcast_to(np.asarray(rule(rows, cols), dtype=bool),
-                                                (rows.shape[0], cols.shape[1]))))
-        return out
-
-
 def fim_token(n, start, end, mode: str, r):
     """The token at place ``r`` of the rearranged order, as a Z3 term (psm or spm)."""
     outside = n - end + start
@@ -148,7 +120,7 @@ def fim_causal(spec, name, values, *, factory=make_fim_causal, concrete=None):
         task.mask.program = TaskProgram(spec, concrete)
     elif isinstance(mask.program, TaskProgram):
         fixed = {key: values[key] for key in ("start", "end") if key in values}
-        mask.program = _FimProgram(spec, task.concrete, {**fixed, "mode": mode})
+        mask.program = RuleTaskProgram(spec, task.concrete, make_fim_causal, {**fixed, "mode": mode})
     return task
 
 

@@ -19,11 +19,10 @@ the block mixture are :func:`theory.masks.block_mixture.segments` with ``n`` a Z
 
 from __future__ import annotations
 
-import numpy as np
 import z3
 
 from hasse.solvers.symbolic.mask import N
-from hasse.solvers.symbolic.programs import ProgramFailure, TaskProgram
+from hasse.solvers.symbolic.programs import RuleTaskProgram, TaskProgram
 from hasse.solvers.symbolic.tasks.families import _inside_tokens, _int_or_none, _task, _traced
 from hasse.theory.errors import InputError
 from hasse.theory.masks.block_mixture import make_block_mixture, require_context
@@ -31,42 +30,11 @@ from hasse.theory.masks.mtp_registers import make_mtp_registers, stream_start
 from hasse.theory.params import require_int_list, require_positive
 
 
-class _RuleTaskProgram(TaskProgram):
-    """The catalogue task's mask at ``n`` (whole grids), and its closed-form rule on index vectors (samples).
-
-    :class:`TaskProgram` evaluates whole grids only, so a re-check at a large ``n`` (``equiv`` samples
-    rows and columns) could not run; the layout's rule is the same code the catalogue task is built
-    from (theory.masks), run concretely, never the traced formula.
-    """
-
-    can_sample = True
-
-    def __init__(self, name: str, concrete, factory, fixed: dict):
-        super().__init__(name, concrete)
-        self.factory, self.fixed = factory, dict(fixed)
-
-    def _evaluate(self, points):
-        out = []
-        for p in points:
-            if p.rows is None or p.lists:
-                out += super()._evaluate([p])
-                continue
-            try:
-                rule = self.factory(n=p.n, **{**self.fixed, **p.param_dict})
-            except InputError as exc:
-                out.append(ProgramFailure(" ".join(str(exc).split())))
-                continue
-            rows, cols = np.asarray(p.rows, dtype=np.int64)[:, None], np.asarray(p.cols, dtype=np.int64)[None, :]
-            out.append(np.array(np.broadcast_to(np.asarray(rule(rows, cols), dtype=bool),
-                                                (rows.shape[0], cols.shape[1]))))
-        return out
-
-
 def _with_program(spec, name, values, mask, factory, fixed, holds, predicts):
-    """:func:`_task` with the program that can sample (:class:`_RuleTaskProgram`)."""
+    """:func:`_task` with the program that can sample (:class:`~solvers.symbolic.programs.RuleTaskProgram`)."""
     task = _task(spec, name, values, mask, holds, predicts)
     if isinstance(mask.program, TaskProgram):
-        mask.program = _RuleTaskProgram(spec, task.concrete, factory, fixed)
+        mask.program = RuleTaskProgram(spec, task.concrete, factory, fixed)
     return task
 
 
