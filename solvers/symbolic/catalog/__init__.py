@@ -204,8 +204,10 @@ def symbolic_mask_mod(path: str, fn: str, heads: int | None = None, *, code=None
 
     mask = run_here(job, source=source, what="mask_mod", path=path, keep=(TraceError, Untraceable))
     # the re-check runs this program as `hasse analyze FILE.py:fn --n N` does (fallback: torch, from the CLI)
-    mask.program = (FactoryProgram(path, fn, source, code, heads, fallback, assume) if factory
-                    else MaskModProgram(path, fn, source, code, heads, fallback))
+    if factory:  # a factory of n: run as make_mask_mod(n, …) on the positions(n, …) grid
+        mask.program = FactoryProgram(path, fn, source, code, heads, fallback, assume)
+    else:
+        mask.program = MaskModProgram(path, fn, source, code, heads, fallback)
     return mask
 
 
