@@ -174,15 +174,21 @@ class MaskModProgram(Program):
 
         return resolve_function(self.path, self.function, self.source, self.code)
 
+    def _built(self, resolved, p: Point):
+        """``(mask_mod, size, closure lists)`` at ``p``: the resolved mask_mod on the n x n grid, the point's lists
+        (a factory of n builds its mask_mod and size per point: :class:`~solvers.symbolic.catalog.factory.FactoryProgram`)."""
+        return resolved, None, None
+
     def _evaluate(self, points: list[Point]) -> list:
         from hasse.theory.user_code import run
 
         def job():
-            fn = self._resolve()
+            resolved = self._resolve()
             out = []
             for p in points:
                 try:
-                    out.append(self._one(fn, p))
+                    fn, size, lists = self._built(resolved, p)
+                    out.append(self._one(fn, p, size, lists))
                 except InputError as exc:
                     out.append(ProgramFailure(_one_line(exc)))
             return out

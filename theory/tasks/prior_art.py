@@ -18,7 +18,6 @@ from typing import Sequence
 
 import numpy as np
 
-from hasse.theory.errors import InputError
 from hasse.theory.masks import (
     bd3lm as bd3lm_masks,
     bidirectional,
@@ -27,6 +26,7 @@ from hasse.theory.masks import (
     sliding_window,
     xlnet as xlnet_masks,
 )
+from hasse.theory.masks.masked_context import masked_flags
 from hasse.theory.params import require_int_list, require_non_negative
 from hasse.theory.spec import plus_joined
 from hasse.theory.task import Task, make_task
@@ -68,12 +68,7 @@ def mlm(n: int, masked: Sequence[int]) -> Task:
     mask = bidirectional.build(n)
     n = int(n)
     masked = require_int_list("masked", masked)
-    for i in masked:
-        if not 0 <= i < n:
-            raise InputError(f"masked index {i} is out of range: the sample has tokens 0…{n - 1}")
-    if len(set(masked)) != len(masked):
-        repeated = next(i for i in masked if masked.count(i) > 1)
-        raise InputError(f"masked index {repeated} is given twice")
+    masked_flags(n, masked)  # inside 0 … n-1, no repeats: the check the derived MAE layout makes
     inputs = [("[MASK]", i) if i in masked else (f"x{i}", i) for i in range(n)]
     labels = [i if i in masked else None for i in range(n)]
     return make_task(n, inputs, labels, mask.matrix, name=f"mlm:n={n},masked={plus_joined(masked)}",

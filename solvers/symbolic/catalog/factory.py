@@ -347,22 +347,6 @@ class FactoryProgram(MaskModProgram):
             raise ProgramFailure(f"{self.path}:positions gives {size!r} at {p.where()}, not a number of positions >= 1")
         return fn, int(size), {k: v for k, v in lists.items() if k not in plan.indexes}
 
-    def _evaluate(self, points: list[Point]) -> list:
-        from hasse.theory.user_code import run
-
-        def job():
-            resolved = self._resolve()
-            out = []
-            for p in points:
-                try:
-                    fn, size, lists = self._built(resolved, p)
-                    out.append(self._one(fn, p, size, lists))
-                except InputError as exc:
-                    out.append(ProgramFailure(_one_line(exc)))
-            return out
-
-        return run(job, source=self.source, what="mask_mod", path=self.path)
-
     def raises(self, n: int, params: dict | None = None, lists: dict | None = None) -> str | None:
         """What the factory or its mask_mod raises at ``n`` (None: it runs), on the whole grid."""
         try:

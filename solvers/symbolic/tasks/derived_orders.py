@@ -24,11 +24,10 @@ import z3
 
 from hasse.solvers.symbolic.mask import N
 from hasse.solvers.symbolic.programs import RuleTaskProgram, TaskProgram
-from hasse.solvers.symbolic.tasks.families import _inside_tokens, _int_or_none, _param, _task, _traced
-from hasse.solvers.symbolic.terms import SymIndex, SymInt
+from hasse.solvers.symbolic.tasks.families import _inside_tokens, _int_or_none, _param, _task, _traced, rank_index
+from hasse.solvers.symbolic.terms import SymIndex
 from hasse.theory.catalog import build_task
 from hasse.theory.masks.fim import make_fim_causal
-from hasse.theory.masks.xlnet import ranks
 from hasse.theory.params import require_positive
 from hasse.theory.spec import plus_joined
 
@@ -67,11 +66,7 @@ def _any_order_concrete(values: dict):
 def any_order_two_stream(spec, name, values, *, factory=any_order_factory, concrete=None):
     """``any_order_two_stream`` for every n and every order (``order`` given: that order)."""
     order = values.get("order")
-    n_term = z3.Int(N) if order is None else z3.IntVal(len(order))
-    rank = SymIndex("rank", "bijection", SymInt(n_term, None))
-    conditions = []
-    if order is not None:
-        conditions = [rank.function(z3.IntVal(i)) == int(r) for i, r in enumerate(ranks(order))]
+    _, rank, conditions = rank_index(order)
     mask = _traced(spec, factory(rank), params={N: None if order is None else len(order)},
                    size=lambda n: 2 * n - 1, streams=lambda n: (("c", z3.IntVal(0)), ("g", n - 1)), indexes=[rank])
     n = mask.n

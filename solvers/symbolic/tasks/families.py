@@ -174,13 +174,20 @@ def _bd3lm(spec, name, values) -> SymbolicTask:
     return _task(spec, name, values, mask, holds, predicts)
 
 
-def _xlnet(spec, name, values) -> SymbolicTask:
-    order = values.get("order")
+def rank_index(order) -> tuple:
+    """``(n, rank, conditions)`` for a task over a factorisation order: ``rank`` the index tensor (a bijection) of
+    the order's ranks, ``n`` symbolic, or the order's length with ``conditions`` fixing every rank when given."""
     n_term = z3.Int(N) if order is None else z3.IntVal(len(order))
     rank = SymIndex("rank", "bijection", SymInt(n_term, None))
     conditions = []
     if order is not None:
         conditions = [rank.function(z3.IntVal(i)) == int(r) for i, r in enumerate(ranks(order))]
+    return n_term, rank, conditions
+
+
+def _xlnet(spec, name, values) -> SymbolicTask:
+    order = values.get("order")
+    _, rank, conditions = rank_index(order)
     mask = _traced(spec, xlnet_factory(rank), params={N: None if order is None else len(order)},
                      size=lambda n: 2 * n, streams=lambda n: (("c", z3.IntVal(0)), ("g", n)), indexes=[rank])
     n = mask.n
