@@ -35,7 +35,7 @@ def run_json(capsys, *argv):
     ("infill:n=4", "butterfly:n=4"),
 ])
 def test_paper_families_derive_to_their_layouts_and_are_proved(capsys, spec, layout):
-    code, out = run_json(capsys, spec)
+    code, out = run_json(capsys, spec, "--minimum", "yes")  # Z3 with 60 s a call: no verdict on a loaded machine's clock
     assert code == 0 and out["exit"] == 0
     assert out["layout"] == layout and out["layout_isomorphic"] is True
     ref = build_task(layout)  # the catalogue's closed form, built from its own rule
@@ -211,3 +211,25 @@ def test_the_readme_worked_example_says_what_derive_finds(tmp_path, capsys):
                      bts.mask[np.ix_(keep, keep)])
     merged = make_task(6, [tuple(x) for x in out["merged"]["inputs"]], out["merged"]["labels"], out["merged"]["mask"])
     assert isomorphic(merged, less) and not isomorphic(merged, bts)
+
+
+def test_the_served_check_catches_a_merge_that_drops_a_label(monkeypatch, capsys):
+    """Plant the bug the check is named after: a merge that loses one task's label must fail 'serves the family'."""
+    import dataclasses
+
+    import hasse.theory.derive as derive_module
+
+    real = derive_module.family_to_merged_task
+
+    def lossy(tasks, name="merged"):
+        m = real(tasks, name=name)
+        t = m.task
+        first = t.supervised[0]
+        labels = [list(x) or None for x in t.labels]
+        labels[first] = None
+        broken = make_task(t.tokens, t.inputs, labels, t.mask, names=t.names, name=t.name)
+        return dataclasses.replace(m, task=broken)
+
+    monkeypatch.setattr(derive_module, "family_to_merged_task", lossy)
+    code, out = run_json(capsys, "infill:n=3", "--no-proof", "--minimum", "no")
+    assert code == 1 and out["serves_family"]["missing"] == 1

@@ -132,6 +132,8 @@ WHEEL_COMMANDS = [
     (["counterexample", "bad_butterfly_self", "--max-n", "4"], 1),
     (["merge", "ar:n=3"], 0),
     (["derive", "infill", "--n", "3"], 0),  # the recipe, its all-n proof (Z3) and the minimality checks
+    (["derive", "mtp:n=4,k=2", "--export", "flex", "--out", "mtp.py", "--minimum", "no"], 0),  # theory/flex from
+    # the wheel, written and proved equal for every n (hasse equiv of a factory of n)
     (["consistent", "block_two_stream:n=4,block=2", "--inference", "block:n=4,block=2"], 0),
     (["prove", "limit_is_preorder", "--n", "3", "--method", "exhaustive"], 0),
     (["prove-mask", "causal", "--claim", "dense"], 0),
